@@ -1,0 +1,180 @@
+"""The public shape of a profile: one object with every operation of the reference.
+
+`kreassign.reference.profile("kraft")` returns a `Profile`. Every operation is a pure
+function of its inputs: `(state, input) -> Step(new state, response)`; no I/O, no
+clock (time is an argument), no randomness, inputs never mutated.
+
+`apply(state, action)` dispatches a spec action to the operation that implements it,
+and `enabled_actions(state, space)` lists, in a deterministic order, the actions of an
+`ActionSpace` that are enabled in a state, so that an explorer can enumerate
+successors without knowing any rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kreassign.spec import actions as A
+from kreassign.spec.messages import (
+    AlterPartitionReassignmentsRequest,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+)
+from kreassign.spec.state import ClusterState
+
+
+class ActionNotSupported(ValueError):
+    """The profile does not model this action (e.g. ControllerStep under `kraft`)."""
+
+
+class InvalidAction(ValueError):
+    """The action names something that does not exist (unknown topic, partition or broker)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The result of one operation: the new state and the response (a spec.messages value)."""
+
+    state: ClusterState
+    response: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A planned reassignment: the full replica list while reassigning, and adding / removing."""
+
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpace:
+    """The candidate actions an explorer may try; the profile keeps those enabled in a state.
+
+    `targets` lists the (topic, partition, replicas) reassignments that may be requested.
+    Each flag switches an action family on. Budgets (how many requests, failures,
+    failovers) are the explorer's business, not the profile's.
+    """
+
+    targets: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
+    reassign: bool = True
+    cancel: bool = True
+    isr_changes: bool = True
+    failures: bool = False  # BrokerFail / BrokerRecover
+    failover: bool = False  # ControllerFailover
+    elections: tuple[str, ...] = ()  # ElectLeaders types to try, e.g. ("PREFERRED",)
+    replication: bool = False  # Produce / FollowerFetch (needs the replication layer in the state)
+    log_length: int = 2  # Produce is enabled while the leader's log is shorter than this
+    znode: bool = False  # ZnodeReassign for the targets (zk / kip236 legacy route)
+    cancel_all: bool = False  # kip236 CancelAll / RemoveCancelMarker
+
+
+class Profile:
+    """Base class: the operations every profile offers. Subclasses fill in the rules."""
+
+    name: str = ""
+    description: str = ""
+
+    # -- set-up ---------------------------------------------------------------------
+    def initial_state(self, cluster: ClusterState) -> ClusterState:
+        """Add the profile's own bookkeeping (e.g. the zk controller's memory) to a cluster."""
+        return cluster
+
+    # -- the algorithms -----------------------------------------------------------------
+    def plan(self, current: tuple[int, ...], target: tuple[int, ...]) -> Plan:
+        raise NotImplementedError
+
+    def alter_partition_reassignments(self, state: ClusterState, request: AlterPartitionReassignmentsRequest) -> Step:
+        raise NotImplementedError
+
+    def list_partition_reassignments(
+        self, state: ClusterState, request: ListPartitionReassignmentsRequest = ListPartitionReassignmentsRequest()
+    ) -> ListPartitionReassignmentsResponse:
+        raise NotImplementedError
+
+    def alter_partition(self, state: ClusterState, action: A.AlterPartition) -> Step:
+        raise NotImplementedError
+
+    def leader_expand_isr(self, state: ClusterState, topic: str, partition: int, broker: int) -> Step:
+        raise NotImplementedError
+
+    def leader_shrink_isr(self, state: ClusterState, topic: str, partition: int, broker: int) -> Step:
+        raise NotImplementedError
+
+    def broker_fail(self, state: ClusterState, broker: int) -> Step:
+        raise NotImplementedError
+
+    def broker_recover(self, state: ClusterState, broker: int) -> Step:
+        raise NotImplementedError
+
+    def elect_leaders(self, state: ClusterState, topic: str, partition: int, election: str) -> Step:
+        raise NotImplementedError
+
+    def controller_failover(self, state: ClusterState) -> Step:
+        raise NotImplementedError
+
+    def controller_step(self, state: ClusterState, topic: str, partition: int) -> Step:
+        raise ActionNotSupported(f"profile {self.name} has no multi-step controller")
+
+    def znode_reassign(self, state: ClusterState, topic: str, partition: int, replicas: tuple[int, ...]) -> Step:
+        raise ActionNotSupported(f"profile {self.name} has no /admin/reassign_partitions znode")
+
+    def cancel_all(self, state: ClusterState) -> Step:
+        raise ActionNotSupported(f"profile {self.name} has no /admin/reassign_cancel znode")
+
+    def remove_cancel_marker(self, state: ClusterState) -> Step:
+        raise ActionNotSupported(f"profile {self.name} has no /admin/reassign_cancel znode")
+
+    def produce(self, state: ClusterState, topic: str, partition: int) -> Step:
+        raise NotImplementedError
+
+    def follower_fetch(self, state: ClusterState, topic: str, partition: int, broker: int) -> Step:
+        raise NotImplementedError
+
+    # -- dispatch -------------------------------------------------------------------------
+    def apply(self, state: ClusterState, action: Any) -> Step:
+        """Apply one spec action; the single entry point of explorers, oracles and replays."""
+        if isinstance(action, A.Reassign):
+            return self.alter_partition_reassignments(
+                state, AlterPartitionReassignmentsRequest.single(action.topic, action.partition, action.replicas)
+            )
+        if isinstance(action, A.Cancel):
+            return self.alter_partition_reassignments(
+                state, AlterPartitionReassignmentsRequest.single(action.topic, action.partition, None)
+            )
+        if isinstance(action, A.AlterReassignments):
+            return self.alter_partition_reassignments(state, action.request)
+        if isinstance(action, A.ListReassignments):
+            return Step(state, self.list_partition_reassignments(state, action.request))
+        if isinstance(action, A.LeaderExpandIsr):
+            return self.leader_expand_isr(state, action.topic, action.partition, action.broker)
+        if isinstance(action, A.LeaderShrinkIsr):
+            return self.leader_shrink_isr(state, action.topic, action.partition, action.broker)
+        if isinstance(action, A.AlterPartition):
+            return self.alter_partition(state, action)
+        if isinstance(action, A.BrokerFail):
+            return self.broker_fail(state, action.broker)
+        if isinstance(action, A.BrokerRecover):
+            return self.broker_recover(state, action.broker)
+        if isinstance(action, A.ElectLeaders):
+            return self.elect_leaders(state, action.topic, action.partition, action.election)
+        if isinstance(action, A.ControllerFailover):
+            return self.controller_failover(state)
+        if isinstance(action, A.ControllerStep):
+            return self.controller_step(state, action.topic, action.partition)
+        if isinstance(action, A.ZnodeReassign):
+            return self.znode_reassign(state, action.topic, action.partition, action.replicas)
+        if isinstance(action, A.CancelAll):
+            return self.cancel_all(state)
+        if isinstance(action, A.RemoveCancelMarker):
+            return self.remove_cancel_marker(state)
+        if isinstance(action, A.Produce):
+            return self.produce(state, action.topic, action.partition)
+        if isinstance(action, A.FollowerFetch):
+            return self.follower_fetch(state, action.topic, action.partition, action.broker)
+        raise ActionNotSupported(f"unknown action {action!r}")
+
+    def enabled_actions(self, state: ClusterState, space: ActionSpace) -> list[Any]:
+        raise NotImplementedError
