@@ -135,7 +135,21 @@ class Profile:
 
     # -- dispatch -------------------------------------------------------------------------
     def apply(self, state: ClusterState, action: Any) -> Step:
-        """Apply one spec action; the single entry point of explorers, oracles and replays."""
+        """Apply one spec action; the single entry point of explorers, oracles and replays.
+
+        With the replication layer on, every partition's high watermark is refreshed
+        after the action (ISR shrinks, leader changes and fetches all can move it).
+        """
+        step = self._dispatch(state, action)
+        if step.state is not state and any(p.log is not None for _, _, p in step.state.partitions()):
+            from .replication import refresh_all
+
+            refreshed = refresh_all(step.state)
+            if refreshed is not step.state:
+                step = Step(refreshed, step.response)
+        return step
+
+    def _dispatch(self, state: ClusterState, action: Any) -> Step:
         if isinstance(action, A.Reassign):
             return self.alter_partition_reassignments(
                 state, AlterPartitionReassignmentsRequest.single(action.topic, action.partition, action.replicas)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kreassign.spec.messages import Ack
+from kreassign.spec.messages import LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, Ack
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 
 from .api import InvalidAction, Step
@@ -64,7 +64,7 @@ def produce(state: ClusterState, topic: str, partition: int) -> Step:
     if part.log is None:
         raise InvalidAction(f"{topic}-{partition} has no replication layer")
     if part.leader == NO_LEADER:
-        return Step(state, Ack(5, "LEADER_NOT_AVAILABLE"))
+        return Step(state, Ack(LEADER_NOT_AVAILABLE, "LEADER_NOT_AVAILABLE"))
     log = part.log.log_of(part.leader) + (part.leader_epoch,)
     part = refresh_high_watermark(replace(part, log=part.log.with_log(part.leader, log)))
     return Step(state.with_partition(topic, partition, part), Ack())
@@ -76,9 +76,9 @@ def follower_fetch(state: ClusterState, topic: str, partition: int, broker: int)
     if part.log is None:
         raise InvalidAction(f"{topic}-{partition} has no replication layer")
     if part.leader == NO_LEADER or broker == part.leader:
-        return Step(state, Ack(6, "NOT_LEADER_OR_FOLLOWER"))
+        return Step(state, Ack(NOT_LEADER_OR_FOLLOWER, "NOT_LEADER_OR_FOLLOWER"))
     if broker not in part.replicas:
-        return Step(state, Ack(6, "NOT_LEADER_OR_FOLLOWER"))
+        return Step(state, Ack(NOT_LEADER_OR_FOLLOWER, "NOT_LEADER_OR_FOLLOWER"))
     leader_log = part.log.log_of(part.leader)
     mine = part.log.log_of(broker)
     n = common_prefix_len(leader_log, mine)
