@@ -21,7 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str | None]] = {
     "fuzz": ("hypothesis stateful testing of the reference or another implementation", None),
     "oracle": ("serve the reference as a JSON-lines oracle on stdin/stdout", None),
     "validate-trace": ("check an observed trace (JSON lines or Kafka controller logs) against a profile", None),
-    "reassign-json": ("read, validate and convert kafka-reassign-partitions.sh JSON", None),
+    "reassign-json": ("read, validate and convert kafka-reassign-partitions.sh JSON", "kreassign.checker.cli_reassign_json:register"),
 }
 
 

@@ -1,0 +1,287 @@
+"""`kreassign reassign-json`: validate and convert kafka-reassign-partitions.sh JSON (docs/reassign-json.md).
+
+Actions: `validate` (the file checks of ReassignPartitionsCommand's `--execute`, and
+with `--state` its cluster checks), `normalize`, `to-request` (the request `--execute`
+or `--cancel` sends), `rollback` (the JSON `--execute` tells you to save),
+`from-request` and `from-list`. `-` reads stdin. Exit 0 on success, 1 for invalid
+input or a failed read or write, 2 for usage errors. Every error is one line on
+stderr, ``kreassign reassign-json: <path>: <problem>``: <path> is the offending field
+of FILE, ``STATE.json: <field>`` for a field of the --state file, or the file itself
+when the whole file is at fault. `--out` writes atomically (temp file + os.replace),
+so an existing file is never clobbered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from kreassign.reference.reassign_json import (
+    ReassignJsonError,
+    ReassignmentPlanJson,
+    check_against_cluster,
+    format_reassignment_json,
+    from_list_response,
+    from_request,
+    parse_reassignment_json,
+    rollback_plan,
+    to_cancel_request,
+    to_request,
+)
+from kreassign.spec.codec import DecodeError, from_json, state_from_json, to_json
+from kreassign.spec.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
+from kreassign.spec.state import ClusterState
+
+PROG = "kreassign reassign-json"
+STDIN = "-"
+
+
+class _Failure(Exception):
+    """An error to report as `PROG: where: problem` with an exit code."""
+
+    def __init__(self, where: str, problem: str, code: int = 1):
+        super().__init__(f"{where}: {problem}")
+        self.where = where
+        self.problem = problem
+        self.code = code
+
+
+# -- reading -----------------------------------------------------------------------
+
+
+def _label(path: str) -> str:
+    return "<stdin>" if path == STDIN else path
+
+
+def _read_text(path: str) -> str:
+    """The text of a file (UTF-8, optional BOM) or of stdin for `-`."""
+    if path == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)  # text only when stdin is replaced, e.g. by a StringIO
+        if stream is None:
+            return sys.stdin.read()
+        data = stream.read()
+    else:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise _Failure(path, e.strerror or str(e)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise _Failure(_label(path), f"not UTF-8 text (byte {e.start})") from None
+
+
+def _field_failure(path: str, field: str, problem: str, main: bool) -> _Failure:
+    """Name the field; also name the file if it is auxiliary (--state) or the error concerns all of it."""
+    if not field:
+        return _Failure(_label(path), problem)
+    return _Failure(field if main else f"{_label(path)}: {field}", problem)
+
+
+def _read_plan(args: argparse.Namespace) -> ReassignmentPlanJson:
+    try:
+        return parse_reassignment_json(_read_text(args.file), allow_original_replicas=args.kip236)
+    except ReassignJsonError as e:
+        raise _field_failure(args.file, e.path, e.problem, main=True) from None
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as e:
+        raise _Failure(_label(path), f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise _Failure(_label(path), "invalid JSON: nested too deeply") from None
+
+
+def _decode(path: str, decode: Callable[[Any], Any], main: bool) -> Any:
+    """Decode a spec value (state, request, response) from a JSON file; DecodeError names the field."""
+    try:
+        return decode(_read_json(path))
+    except DecodeError as e:
+        raise _field_failure(path, e.path, e.message, main) from None
+
+
+def _read_state(args: argparse.Namespace) -> ClusterState:
+    return _decode(args.state, state_from_json, main=False)
+
+
+# -- writing -----------------------------------------------------------------------
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` all or nothing: a temp file in the same directory, fsync, os.replace.
+
+    The new file keeps the mode of the file it replaces (else the umask's default).
+    """
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        mode = _default_mode()
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _emit(args: argparse.Namespace, text: str) -> None:
+    out = getattr(args, "out", None)
+    if out is None:
+        sys.stdout.write(text + "\n")
+        return
+    try:
+        write_atomically(out, text + "\n")
+    except OSError as e:
+        raise _Failure(out, e.strerror or str(e)) from None
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+# -- actions -------------------------------------------------------------------------
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _validate(args: argparse.Namespace) -> str:
+    plan = _read_plan(args)
+    checked = ""
+    if args.state is not None:
+        try:
+            check_against_cluster(plan, _read_state(args))
+        except ReassignJsonError as e:
+            raise _field_failure(args.file, e.path, e.problem, main=True) from None
+        checked = f", checked against {_label(args.state)}"
+    topics = len({e.topic for e in plan.entries})
+    return (
+        f"{_label(args.file)}: valid reassignment JSON: "
+        f"{_plural(len(plan.entries), 'partition')} in {_plural(topics, 'topic')}{checked}"
+    )
+
+
+def _normalize(args: argparse.Namespace) -> str:
+    return format_reassignment_json(_read_plan(args))
+
+
+def _to_request(args: argparse.Namespace) -> str:
+    plan = _read_plan(args)
+    return _compact(to_json(to_cancel_request(plan) if args.cancel else to_request(plan)))
+
+
+def _rollback(args: argparse.Namespace) -> str:
+    plan = _read_plan(args)
+    state = _read_state(args)
+    try:
+        return format_reassignment_json(rollback_plan(plan, state))
+    except ReassignJsonError as e:
+        raise _field_failure(args.file, e.path, e.problem, main=True) from None
+
+
+def _from_message(args: argparse.Namespace, cls: type, convert: Callable[[Any], ReassignmentPlanJson]) -> str:
+    message = _decode(args.file, lambda data: from_json(cls, data), main=True)
+    try:
+        return format_reassignment_json(convert(message))
+    except ReassignJsonError as e:
+        raise _field_failure(args.file, e.path, e.problem, main=True) from None
+
+
+def _from_request(args: argparse.Namespace) -> str:
+    return _from_message(args, AlterPartitionReassignmentsRequest, from_request)
+
+
+def _from_list(args: argparse.Namespace) -> str:
+    return _from_message(args, ListPartitionReassignmentsResponse, from_list_response)
+
+
+# -- command line ------------------------------------------------------------------------
+
+
+def _add_file(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("file", metavar="FILE", help=f"{what} ('-' reads stdin)")
+
+
+def _add_kip236(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kip236", action="store_true", help='accept KIP-236\'s "original_replicas" key')
+
+
+def _add_out(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", metavar="OUT", help="write to OUT atomically instead of stdout")
+
+
+def _add_state(p: argparse.ArgumentParser, required: bool, help_text: str) -> None:
+    p.add_argument("--state", metavar="STATE.json", required=required, help=help_text)
+
+
+_PLAN = "reassignment JSON file"
+
+#: action -> (help, function producing the output text)
+_ACTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
+    "validate": ("check a reassignment JSON file; print a one-line summary", _validate),
+    "normalize": ("print the canonical (Kafka-formatted) JSON", _normalize),
+    "to-request": ("print the AlterPartitionReassignments request", _to_request),
+    "rollback": ("print the rollback JSON: the current replicas of the partitions named", _rollback),
+    "from-request": ("reassignment JSON from an AlterPartitionReassignments request", _from_request),
+    "from-list": ("reassignment JSON of the targets in a ListPartitionReassignments response", _from_list),
+}
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Add the `reassign-json` actions and their arguments to the subcommand's parser."""
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    parsers = {name: actions.add_parser(name, help=h, description=h) for name, (h, _) in _ACTIONS.items()}
+    for name in ("validate", "normalize", "to-request", "rollback"):
+        _add_file(parsers[name], _PLAN)
+        _add_kip236(parsers[name])
+    _add_file(parsers["from-request"], "AlterPartitionReassignmentsRequest JSON (spec.codec form)")
+    _add_file(parsers["from-list"], "ListPartitionReassignmentsResponse JSON (spec.codec form)")
+    _add_state(
+        parsers["validate"], False, "also check topics, partitions and brokers against this cluster state"
+    )
+    _add_state(parsers["rollback"], True, "the cluster state holding the current assignment")
+    parsers["to-request"].add_argument(
+        "--cancel", action="store_true", help="the --cancel request: null replicas for every partition named"
+    )
+    for name in ("normalize", "to-request", "rollback", "from-request", "from-list"):
+        _add_out(parsers[name])
+    parser.set_defaults(func=run)
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    if args.file == STDIN and getattr(args, "state", None) == STDIN:
+        raise _Failure("--state", "FILE and --state cannot both read stdin", code=2)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one action; errors are reported on stderr, never as a traceback."""
+    try:
+        _check_usage(args)
+        _emit(args, _ACTIONS[args.action][1](args))
+    except _Failure as e:
+        print(f"{PROG}: {e.where}: {e.problem}", file=sys.stderr)
+        return e.code
+    return 0
