@@ -132,7 +132,7 @@ class ReassignmentModel(Model[ModelState, Transition]):
     def _budget_slot(self, action: Any) -> int | None:
         if isinstance(action, (A.Reassign, A.ZnodeReassign)):
             return REASSIGNS
-        if isinstance(action, (A.Cancel, A.CancelAll)):
+        if isinstance(action, (A.Cancel, A.CancelTopic, A.CancelAll)):
             return CANCELS
         if isinstance(action, A.BrokerFail):
             return FAILURES
@@ -192,7 +192,11 @@ class ReassignmentModel(Model[ModelState, Transition]):
             elif (t, i) in named and isinstance(action, A.Cancel) and _accepted(response, t, i):
                 if g.original is not None:
                     g = g._replace(requested=None, cancelled=True)
-            elif isinstance(action, A.CancelAll) and g.original is not None and _accepted(response, t, i):
+            elif (
+                (isinstance(action, A.CancelAll) or (isinstance(action, A.CancelTopic) and action.topic == t))
+                and g.original is not None
+                and _accepted(response, t, i)
+            ):
                 g = g._replace(requested=None, cancelled=True)
             if g.original is not None and not in_flight(after, t, i):
                 endings.append(Ending(idx, "cancelled" if g.cancelled else "completed", g.original, g.requested))

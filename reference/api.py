@@ -121,6 +121,9 @@ class Profile:
     def znode_reassign(self, state: ClusterState, topic: str, partition: int, replicas: tuple[int, ...]) -> Step:
         raise ActionNotSupported(f"profile {self.name} has no /admin/reassign_partitions znode")
 
+    def cancel_topic(self, state: ClusterState, topic: str) -> Step:
+        raise ActionNotSupported(f"profile {self.name} has no topic-level cancellation")
+
     def cancel_all(self, state: ClusterState) -> Step:
         raise ActionNotSupported(f"profile {self.name} has no /admin/reassign_cancel znode")
 
@@ -180,6 +183,8 @@ class Profile:
             return self.controller_step(state, action.topic, action.partition)
         if isinstance(action, A.ZnodeReassign):
             return self.znode_reassign(state, action.topic, action.partition, action.replicas)
+        if isinstance(action, A.CancelTopic):
+            return self.cancel_topic(state, action.topic)
         if isinstance(action, A.CancelAll):
             return self.cancel_all(state)
         if isinstance(action, A.RemoveCancelMarker):

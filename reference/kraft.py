@@ -127,7 +127,15 @@ class KraftProfile(Profile):
         )
 
     def alter_partition_reassignments(self, state: ClusterState, request: M.AlterPartitionReassignmentsRequest) -> Step:
-        """Each partition on its own, against the state before the request; records commit together."""
+        """Each partition on its own, against the state before the request; records commit together.
+
+        The null forms of KIP-455's draft schema (Topics = null, Partitions = null) are not
+        part of the shipped schema: such a request cannot be parsed, modelled as a top-level
+        42 INVALID_REQUEST.
+        """
+        if request.topics is None or any(t.partitions is None for t in request.topics):
+            return Step(state, M.AlterPartitionReassignmentsResponse(
+                error_code=M.INVALID_REQUEST, error_message="null topics or partitions are not supported"))
         records: list[tuple[str, int, Record]] = []
         topic_responses = []
         for topic in request.topics:

@@ -28,8 +28,12 @@ class AlterReassignments:
 
     def __str__(self) -> str:
         parts = [
-            f"{t.name}-{p.partition_index}:{_fmt(p.replicas)}" for t in self.request.topics for p in t.partitions
+            f"{t.name}-{p.partition_index}:{_fmt(p.replicas)}" if p is not None else f"{t.name}:null"
+            for t in (self.request.topics or ())
+            for p in (t.partitions if t.partitions is not None else (None,))
         ]
+        if self.request.topics is None:
+            parts = ["null"]
         return f"AlterPartitionReassignments({', '.join(parts)})"
 
 
@@ -177,8 +181,19 @@ class ZnodeReassign:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelTopic:
+    """An admin cancels every pending reassignment of one topic (KIP-455: Partitions = null)."""
+
+    topic: str
+
+    def __str__(self) -> str:
+        return f"CancelTopic({self.topic})"
+
+
+@dataclass(frozen=True, slots=True)
 class CancelAll:
-    """kip236: an admin creates /admin/reassign_cancel (roll back every pending reassignment)."""
+    """An admin cancels every pending reassignment: kip236 creates /admin/reassign_cancel;
+    kip455 sends AlterPartitionReassignments with Topics = null."""
 
     def __str__(self) -> str:
         return "CancelAll()"
@@ -229,6 +244,7 @@ Action = (
     | ControllerFailover
     | ControllerStep
     | ZnodeReassign
+    | CancelTopic
     | CancelAll
     | RemoveCancelMarker
     | Produce
@@ -251,6 +267,7 @@ ACTION_TYPES = {
         ControllerFailover,
         ControllerStep,
         ZnodeReassign,
+        CancelTopic,
         CancelAll,
         RemoveCancelMarker,
         Produce,

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 NONE = 0
 LEADER_NOT_AVAILABLE = 5
 NOT_LEADER_OR_FOLLOWER = 6
+NOT_ENOUGH_REPLICAS = 19
 INVALID_REQUEST = 42
+POLICY_VIOLATION = 44
+REASSIGNMENT_IN_PROGRESS = 60
 OPERATION_NOT_ATTEMPTED = 55
 UNKNOWN_TOPIC_OR_PARTITION = 3
 REQUEST_TIMED_OUT = 7
@@ -33,7 +36,10 @@ ERROR_NAMES = {
     NONE: "NONE",
     LEADER_NOT_AVAILABLE: "LEADER_NOT_AVAILABLE",
     NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER",
+    NOT_ENOUGH_REPLICAS: "NOT_ENOUGH_REPLICAS",
     INVALID_REQUEST: "INVALID_REQUEST",
+    POLICY_VIOLATION: "POLICY_VIOLATION",
+    REASSIGNMENT_IN_PROGRESS: "REASSIGNMENT_IN_PROGRESS",
     OPERATION_NOT_ATTEMPTED: "OPERATION_NOT_ATTEMPTED",
     UNKNOWN_TOPIC_OR_PARTITION: "UNKNOWN_TOPIC_OR_PARTITION",
     REQUEST_TIMED_OUT: "REQUEST_TIMED_OUT",
@@ -60,12 +66,14 @@ class ReassignablePartition:
 @dataclass(frozen=True, slots=True)
 class ReassignableTopic:
     name: str
-    partitions: tuple[ReassignablePartition, ...]
+    # None = cancel every pending reassignment of this topic (KIP-455's schema; not in KRaft's)
+    partitions: tuple[ReassignablePartition, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
 class AlterPartitionReassignmentsRequest:
-    topics: tuple[ReassignableTopic, ...]
+    # None = cancel all pending reassignments (KIP-455's schema; not part of the shipped one)
+    topics: tuple[ReassignableTopic, ...] | None
     timeout_ms: int = 60000
 
     @staticmethod
