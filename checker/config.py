@@ -118,7 +118,7 @@ def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where:
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ConfigError(f"{where}.{key}: expected an integer, got {v!r}")
         elif key in ("initial", "targets"):
-            if key == "targets" and v == "all":
+            if (key == "targets" and v == "all") or (key == "initial" and v is None):
                 pass
             elif not isinstance(v, list) or not all(
                 isinstance(r, list) and all(isinstance(b, int) and not isinstance(b, bool) for b in r) for r in v

@@ -70,6 +70,10 @@ class Model(Generic[S, A]):
     def action_from_json(self, data: Any) -> A:
         raise NotImplementedError(f"{type(self).__name__} cannot read actions back from JSON")
 
+    def annotate_path(self, path: Sequence[tuple[S, A]]) -> list[dict[str, Any]]:
+        """Extra per-step data for a trace (e.g. the real Kafka state behind an abstracted one)."""
+        return [{} for _ in path]
+
     def describe(self) -> dict[str, Any]:
         """The bounds / parameters of this model, for reports and trace files."""
         return {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from kreassign.reference import ActionSpace, profile
+from kreassign.reference import ActionSpace, Profile, profile
 from kreassign.spec import actions as A
 from kreassign.spec.codec import decode_action, from_json, state_from_json, to_json
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
@@ -96,9 +96,10 @@ def _accepted(response: Any, topic: str, index: int) -> bool:
 class ReassignmentModel(Model[ModelState, Transition]):
     """Profile + bounds as a transition system over ModelState."""
 
-    def __init__(self, profile_name: str = "kraft", bounds: Bounds | None = None):
-        self.profile_name = profile_name
-        self.profile = profile(profile_name)
+    def __init__(self, profile_name: "str | Profile" = "kraft", bounds: Bounds | None = None):
+        # a Profile object may be passed directly, e.g. a deliberately broken variant in a test
+        self.profile = profile(profile_name) if isinstance(profile_name, str) else profile_name
+        self.profile_name = self.profile.name
         self.bounds = bounds or Bounds()
         self.name = profile_name
         b = self.bounds
@@ -225,6 +226,15 @@ class ReassignmentModel(Model[ModelState, Transition]):
 
     def action_from_json(self, data: Any) -> Any:
         return decode_action(data)
+
+    def annotate_path(self, path) -> list[dict[str, Any]]:
+        """The real Kafka state of each step (epochs as Kafka would have them, not renamed)."""
+        cluster = path[0][0].cluster
+        out = [{"kafka_state": to_json(cluster)}]
+        for _, label in path[1:]:
+            cluster = self.profile.apply(cluster, getattr(label, "action", label)).state
+            out.append({"kafka_state": to_json(cluster)})
+        return out
 
     def describe(self) -> dict[str, Any]:
         return {"profile": self.profile_name, **self.bounds.to_json()}

@@ -73,10 +73,11 @@ def trace_from_path(
     description: str = "",
     loop_start: int | None = None,
 ) -> Trace:
-    """Build a Trace from an engine path [(None, init), (action, state), ...]."""
-    init = path[0][1]
+    """Build a Trace from an engine path [(init, None), (state, action), ...]."""
+    init = path[0][0]
+    notes = model.annotate_path(path)
     steps = []
-    for action, state in path[1:]:
+    for (state, action), note in zip(path[1:], notes[1:]):
         response = getattr(action, "response", None)
         steps.append(
             {
@@ -84,6 +85,7 @@ def trace_from_path(
                 "action_text": model.format_action(action),
                 "response": to_json(response) if response is not None else None,
                 "state": model.state_to_json(state),
+                **note,
             }
         )
     desc = model.describe()

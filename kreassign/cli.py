@@ -14,9 +14,10 @@ from ._version import __version__
 
 # name -> (help, "module:register" or None when not implemented yet)
 SUBCOMMANDS: dict[str, tuple[str, str | None]] = {
-    "check": ("explore every interleaving of a bounded configuration and check every property", None),
-    "show": ("render a counterexample trace as a table (or --format dot)", None),
-    "replay": ("re-execute a counterexample trace against the reference", None),
+    "check": ("explore every interleaving of a bounded configuration and check every property",
+              "kreassign.checker.cli_check:register"),
+    "show": ("render a counterexample trace as a table (or --format dot)", "kreassign.checker.cli_trace:register_show"),
+    "replay": ("re-execute a counterexample trace against the reference", "kreassign.checker.cli_trace:register_replay"),
     "prove": ("prove invariants with z3 for clusters of up to 32 brokers", None),
     "fuzz": ("hypothesis stateful testing of the reference or another implementation", None),
     "oracle": ("serve the reference as a JSON-lines oracle on stdin/stdout", None),
@@ -60,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 0
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `kreassign show --format dot F | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,189 @@
+"""`kreassign check`: explore every profile's bounded configuration and report each property.
+
+With no arguments it runs the default suite (every profile at small bounds) and prints
+a properties × profiles matrix. The exit code is 1 iff a violation is not declared as
+known (spec/known_violations.py), 2 for bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+from tabulate import tabulate
+
+from .check import HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
+from .config import Bounds, ConfigError, bounds_from_mapping, load_config
+from .models import QUOTA, REASSIGNMENT, build_model, model_kind
+
+#: the default suite: small bounds per profile, well under a minute in all on 2 cores
+DEFAULT_SUITE: dict[str, Bounds] = {
+    "kraft": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+    "kraft-3.7": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+    "zk": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, failovers=1),
+    "kip455": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+    "kip236": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+}
+
+BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length")
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", action="append", dest="profiles", metavar="P",
+                        help="profile to check (repeatable; default: the whole suite)")
+    parser.add_argument("--config", help="TOML file with [bounds] (and optionally [profiles] names)")
+    parser.add_argument("--engine", choices=["embedded", "spark"], default="embedded")
+    parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
+    parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
+    parser.add_argument("--no-liveness", action="store_true", help="skip the graph (liveness) properties")
+    parser.add_argument("--no-minimize", action="store_true", help="keep BFS counterexamples as found")
+    for name in BOUND_FLAGS:
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, dest=name, metavar="N")
+    parser.add_argument("--targets", help='"all" RF-subsets, or replica lists like "1,2;3,4"')
+    parser.add_argument("--initial", help='initial replicas per partition, like "1,2;2,3"')
+    parser.add_argument("--elections", help="comma-separated: PREFERRED,UNCLEAN")
+    parser.add_argument("--unclean", action="store_true", default=None, help="the topic allows unclean elections")
+    parser.add_argument("--replication", action="store_true", default=None, help="switch on the replication layer")
+    parser.add_argument("--znode", action="store_true", default=None, help="zk/kip236: the /admin/reassign_partitions route")
+    parser.add_argument("--no-isr-changes", action="store_true", help="leaders never change the ISR")
+    parser.set_defaults(func=run)
+
+
+def _lists(text: str, flag: str) -> list[list[int]]:
+    try:
+        return [[int(b) for b in part.split(",")] for part in text.split(";") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--{flag}: expected broker ids like \"1,2;3,4\", got {text!r}") from None
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {k: getattr(args, k) for k in BOUND_FLAGS if getattr(args, k) is not None}
+    if args.targets is not None:
+        out["targets"] = "all" if args.targets == "all" else _lists(args.targets, "targets")
+    if args.initial is not None:
+        out["initial"] = _lists(args.initial, "initial")
+    if args.elections is not None:
+        out["elections"] = [e.strip() for e in args.elections.split(",") if e.strip()]
+    for flag in ("unclean", "replication", "znode"):
+        if getattr(args, flag):
+            out[flag] = True
+    if args.no_isr_changes:
+        out["isr_changes"] = False
+    return out
+
+
+def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """(profile, bounds) pairs to run."""
+    overrides = _overrides(args)
+    base = None
+    names = args.profiles
+    if args.config:
+        base, config_names = load_config(args.config)
+        names = names or config_names
+    names = names or list(DEFAULT_SUITE)
+    plan = []
+    for name in names:
+        kind = model_kind(name)
+        if kind == REASSIGNMENT:
+            start = base or DEFAULT_SUITE.get(name, Bounds())
+            plan.append((name, bounds_from_mapping(overrides, base=start, where="flags") if overrides else start))
+        else:
+            plan.append((name, None))
+    return plan
+
+
+def _progress(profile: str):
+    if not sys.stderr.isatty():
+        return None
+    started = time.perf_counter()
+
+    def report(states: int, depth: int, rate: float) -> None:
+        if time.perf_counter() - started > 2:
+            print(f"\rChecking {profile}: states={states:,} depth={depth} states/s={rate:,.0f}   ",
+                  end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+def run_one(profile: str, bounds: Any, args: argparse.Namespace) -> CheckResult:
+    kind = model_kind(profile)
+    if kind == QUOTA:
+        from .quota_model import default_quota_bounds
+
+        bounds = default_quota_bounds(profile)
+    return check_model(
+        profile,
+        bounds,
+        factory=lambda p, b: build_model(kind, p, b),
+        model_kind=kind,
+        out_dir=args.out,
+        liveness_check=not args.no_liveness,
+        minimize_counterexamples=not args.no_minimize,
+        progress=_progress(profile),
+    )
+
+
+def _cell(v) -> str:
+    if v.status == HOLDS:
+        return "holds"
+    if v.status == KNOWN:
+        return f"known ({v.length} steps)"
+    if v.status == NOT_CHECKED:
+        return "-"
+    return f"VIOLATED ({v.length} steps)"
+
+
+def report(results: list[CheckResult]) -> str:
+    names: list[str] = []
+    for r in results:
+        for n in r.properties:
+            if n not in names:
+                names.append(n)
+    rows = [[n] + [_cell(r.properties[n]) if n in r.properties else "" for r in results] for n in names]
+    table = tabulate(rows, headers=["property"] + [r.profile for r in results], tablefmt="simple")
+    summary = tabulate(
+        [[r.profile, f"{r.states:,}", f"{r.transitions:,}", r.depth, f"{r.seconds:.2f}"] for r in results],
+        headers=["profile", "states", "transitions", "depth", "seconds"],
+        tablefmt="simple",
+    )
+    lines = [table, "", summary]
+    files = [(r.profile, n, v.counterexample) for r in results for n, v in r.properties.items()
+             if v.status in (VIOLATED, KNOWN) and v.counterexample]
+    if files:
+        lines.append("")
+        lines += [f"{'VIOLATED' if r_status(results, p, n) == VIOLATED else 'known'} {p} {n}: {f}" for p, n, f in files]
+    return "\n".join(lines)
+
+
+def r_status(results: list[CheckResult], profile: str, name: str) -> str:
+    return next(r.properties[name].status for r in results if r.profile == profile)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.engine == "spark":
+        print("kreassign check: --engine spark is not implemented yet", file=sys.stderr)
+        return 2
+    try:
+        plan = _plan(args)
+    except (ConfigError, ValueError) as e:
+        print(f"kreassign check: {e}", file=sys.stderr)
+        return 2
+    results = []
+    for profile, bounds in plan:
+        results.append(run_one(profile, bounds, args))
+        if sys.stderr.isatty():
+            print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
+    unexpected = sum(len(r.unexpected) for r in results)
+    if args.json:
+        print(json.dumps({"results": [r.to_json() for r in results], "unexpected_violations": unexpected}, indent=1))
+    else:
+        print(report(results))
+        print(f"\n{unexpected} unexpected violation(s)" if unexpected else "\nno unexpected violations")
+    return 1 if unexpected else 0
+
+
+__all__ = ["DEFAULT_SUITE", "register", "run", "replace"]
