@@ -95,6 +95,9 @@ def _violates(factory: ModelFactory, profile: str, bounds: Any, prop_name: str, 
         model = factory(profile, bounds)
     except (ConfigError, ValueError):
         return None
+    # check this property alone, so that stopping at the first violation stops at this one
+    only = [p for p in model.properties() if p.name == prop_name]
+    model.properties = lambda: only  # type: ignore[method-assign]
     _, found = find_violations(model, keep_graph=graph, stop_on=None if graph else prop_name)
     return found.get(prop_name)
 
