@@ -134,9 +134,21 @@ def check_model(
     liveness_check: bool = True,
     minimize_counterexamples: bool = True,
     progress=None,
+    symmetry: bool = False,
 ) -> CheckResult:
-    """Explore one profile at the given bounds and classify every property."""
+    """Explore one profile at the given bounds and classify every property.
+
+    With `symmetry`, the model is explored on broker-renaming orbits (checker/symmetry.py);
+    counterexamples are turned back into concrete paths before they are written.
+    """
     model = factory(profile, bounds)
+    if symmetry:
+        from .symmetry import SYMMETRIC_PROFILES, SymmetryReduced
+
+        if profile not in SYMMETRIC_PROFILES:
+            raise ValueError(f"profile {profile} is not symmetric under broker renaming "
+                             f"(symmetric: {', '.join(sorted(SYMMETRIC_PROFILES))})")
+        model = SymmetryReduced(model)
     started = time.perf_counter()
     result, found = find_violations(model, keep_graph=liveness_check, progress=progress)
     check = CheckResult(profile, "embedded", model.describe(), result.states, result.transitions, result.depth,
@@ -157,7 +169,12 @@ def check_model(
             check.properties[prop.name] = PropertyVerdict(KNOWN, known, len(found[prop.name][0]) - 1)
             continue
         path, loop = found[prop.name]
-        small_model = model
+        if symmetry:
+            path = model.concretize(path)
+            model_for_trace = model.inner
+        else:
+            model_for_trace = model
+        small_model = model_for_trace
         if minimize_counterexamples and isinstance(bounds, Bounds):
             small_bounds, (path, loop) = minimize(factory, profile, bounds, prop.name, prop.kind == EVENTUALLY, (path, loop))
             small_model = factory(profile, small_bounds)

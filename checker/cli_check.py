@@ -41,9 +41,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
     parser.add_argument("--no-liveness", action="store_true", help="skip the graph (liveness) properties")
     parser.add_argument("--no-minimize", action="store_true", help="keep BFS counterexamples as found")
+    parser.add_argument("--symmetry", action="store_true",
+                        help="explore broker-renaming orbits (profiles zk and kip455; use --targets permutations)")
     for name in BOUND_FLAGS:
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, dest=name, metavar="N")
-    parser.add_argument("--targets", help='"all" RF-subsets, or replica lists like "1,2;3,4"')
+    parser.add_argument("--targets", help='"all" RF-subsets, "permutations", or replica lists like "1,2;3,4"')
     parser.add_argument("--initial", help='initial replicas per partition, like "1,2;2,3"')
     parser.add_argument("--elections", help="comma-separated: PREFERRED,UNCLEAN")
     parser.add_argument("--unclean", action="store_true", default=None, help="the topic allows unclean elections")
@@ -63,7 +65,7 @@ def _lists(text: str, flag: str) -> list[list[int]]:
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(args, k) for k in BOUND_FLAGS if getattr(args, k) is not None}
     if args.targets is not None:
-        out["targets"] = "all" if args.targets == "all" else _lists(args.targets, "targets")
+        out["targets"] = args.targets if args.targets in ("all", "permutations") else _lists(args.targets, "targets")
     if args.initial is not None:
         out["initial"] = _lists(args.initial, "initial")
     if args.elections is not None:
@@ -124,6 +126,7 @@ def run_one(profile: str, bounds: Any, args: argparse.Namespace) -> CheckResult:
         liveness_check=not args.no_liveness,
         minimize_counterexamples=not args.no_minimize,
         progress=_progress(profile),
+        symmetry=args.symmetry,
     )
 
 
@@ -174,7 +177,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     results = []
     for profile, bounds in plan:
-        results.append(run_one(profile, bounds, args))
+        try:
+            results.append(run_one(profile, bounds, args))
+        except ValueError as e:
+            print(f"kreassign check: {e}", file=sys.stderr)
+            return 2
         if sys.stderr.isatty():
             print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
     unexpected = sum(len(r.unexpected) for r in results)

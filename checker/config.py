@@ -7,7 +7,8 @@ A TOML config holds one `[bounds]` table (and optionally `[profiles]`):
     partitions = 1         # partitions of topic "t"
     rf = 2                 # replication factor of the initial assignment
     initial = [[1, 2]]     # initial replicas per partition (default: 1..rf for each)
-    targets = "all"        # "all" RF-subsets (ascending ids), or a list like [[3, 4], [1, 3]]
+    targets = "all"        # "all" RF-subsets (ascending ids), "permutations" (every order of
+                           # every RF-subset), or a list like [[3, 4], [1, 3]]
     reassigns = 1          # Reassign requests (including overrides) the admin may send
     cancels = 1            # Cancel requests
     failures = 0           # BrokerFail actions (recoveries are free)
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import asdict, dataclass, fields
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import Any
 
 
@@ -66,7 +67,7 @@ class Bounds:
             if e not in ("PREFERRED", "UNCLEAN"):
                 raise ConfigError(f"elections: unknown election type {e!r} (PREFERRED or UNCLEAN)")
         ids = set(self.broker_ids)
-        for key, lists in (("initial", self.initial or ()), ("targets", () if self.targets == "all" else self.targets)):
+        for key, lists in (("initial", self.initial or ()), ("targets", () if isinstance(self.targets, str) else self.targets)):
             for k, replicas in enumerate(lists):
                 if not replicas:
                     raise ConfigError(f"{key}[{k}]: empty replica list")
@@ -75,8 +76,8 @@ class Bounds:
                 for b in replicas:
                     if b not in ids:
                         raise ConfigError(f"{key}[{k}]: broker {b} is not one of 1..{self.brokers}")
-        if self.targets != "all" and isinstance(self.targets, str):
-            raise ConfigError(f"targets: expected \"all\" or a list of replica lists, got {self.targets!r}")
+        if isinstance(self.targets, str) and self.targets not in ("all", "permutations"):
+            raise ConfigError(f"targets: expected \"all\", \"permutations\" or a list of replica lists, got {self.targets!r}")
         if self.initial is not None and len(self.initial) != self.partitions:
             raise ConfigError(f"initial: {len(self.initial)} replica lists for {self.partitions} partitions")
 
@@ -92,6 +93,8 @@ class Bounds:
     def target_lists(self) -> tuple[tuple[int, ...], ...]:
         if self.targets == "all":
             return tuple(combinations(self.broker_ids, self.rf))
+        if self.targets == "permutations":
+            return tuple(permutations(self.broker_ids, self.rf))
         return tuple(tuple(t) for t in self.targets)
 
     def to_json(self) -> dict[str, Any]:
@@ -118,7 +121,7 @@ def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where:
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ConfigError(f"{where}.{key}: expected an integer, got {v!r}")
         elif key in ("initial", "targets"):
-            if (key == "targets" and v == "all") or (key == "initial" and v is None):
+            if (key == "targets" and v in ("all", "permutations")) or (key == "initial" and v is None):
                 pass
             elif not isinstance(v, list) or not all(
                 isinstance(r, list) and all(isinstance(b, int) and not isinstance(b, bool) for b in r) for r in v

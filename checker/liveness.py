@@ -60,17 +60,14 @@ def _reach_goal(graph: StateGraph, goal: Callable[[Any], bool], allowed: Callabl
         g.add_nodes_from(range(n))
         for i, (succ, acts) in enumerate(zip(graph.successors, graph.actions)):
             g.add_edges_from((i, j) for j, a in zip(succ, acts) if allowed(a))
-        rev = g.reverse(copy=False)
-        for i in list(frontier):
-            for j in nx.descendants(rev, i):
-                can[j] = True
-        return can
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for i, (succ, acts) in enumerate(zip(graph.successors, graph.actions)):
-        for j, a in zip(succ, acts):
-            if allowed(a):
-                preds[j].append(i)
-    while frontier:
+        preds = g.pred  # networkx's predecessor adjacency
+    else:
+        preds = [[] for _ in range(n)]
+        for i, (succ, acts) in enumerate(zip(graph.successors, graph.actions)):
+            for j, a in zip(succ, acts):
+                if allowed(a):
+                    preds[j].append(i)
+    while frontier:  # one multi-source reverse BFS from every goal state
         j = frontier.popleft()
         for i in preds[j]:
             if not can[i]:
