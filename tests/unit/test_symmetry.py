@@ -36,8 +36,8 @@ def test_reduction_is_sound_for_symmetric_profiles(profile):
 
 
 def test_kraft_is_not_symmetric_and_the_comparison_shows_it():
-    _, reduced, orbits, _ = compare("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1,
-                                                    targets="permutations"))
+    # an override needs two requests; sorting removing replicas by id then breaks the symmetry
+    _, reduced, orbits, _ = compare("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=0, targets="permutations"))
     assert reduced.states != len(orbits)
 
 
