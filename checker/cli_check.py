@@ -22,12 +22,21 @@ from .models import QUOTA, REASSIGNMENT, build_model, model_kind
 
 #: the default suite: small bounds per profile, well under a minute in all on 2 cores
 DEFAULT_SUITE: dict[str, Bounds] = {
-    "kraft": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
-    "kraft-3.7": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+    "kraft": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
+    "kraft-3.7": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
     "zk": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, failovers=1),
     "kip455": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
-    "kip236": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+    "kip236": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
 }
+
+def _quota_bounds(profile: str):
+    from .quota_model import default_quota_bounds
+
+    return default_quota_bounds(profile)
+
+
+#: the quota profiles of the default suite, with their (own) default configuration
+QUOTA_SUITE = {"kip599": lambda: _quota_bounds("kip599"), "kip599-draft": lambda: _quota_bounds("kip599-draft")}
 
 BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length")
 
@@ -86,7 +95,7 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
     if args.config:
         base, config_names = load_config(args.config)
         names = names or config_names
-    names = names or list(DEFAULT_SUITE)
+    names = names or list(DEFAULT_SUITE) + list(QUOTA_SUITE)
     plan = []
     for name in names:
         kind = model_kind(name)

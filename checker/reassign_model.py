@@ -178,32 +178,47 @@ class ReassignmentModel(Model[ModelState, Transition]):
     def _ghosts(self, state: ModelState, action: Any, after: ClusterState, response: Any):
         ghosts = list(state.ghosts)
         endings = []
-        named = {(getattr(action, "topic", None), getattr(action, "partition", None))}
         for idx, (t, i, before) in enumerate(state.cluster.partitions()):
-            g = ghosts[idx]
-            if (t, i) in named and isinstance(action, (A.Reassign, A.ZnodeReassign)) and _accepted(response, t, i):
-                idle_no_op = (
-                    g.original is None
-                    and not in_flight(after, t, i)
-                    and set(after.partition(t, i).replicas) == set(before.replicas)
-                )
-                if not idle_no_op:  # reassigning an idle partition to its own replicas (any order) moves nothing
-                    original = g.original if g.original is not None else before.origin
-                    g = Ghost(original, tuple(action.replicas), False)
-            elif (t, i) in named and isinstance(action, A.Cancel) and _accepted(response, t, i):
-                if g.original is not None:
-                    g = g._replace(requested=None, cancelled=True)
-            elif (
-                (isinstance(action, A.CancelAll) or (isinstance(action, A.CancelTopic) and action.topic == t))
-                and g.original is not None
-                and _accepted(response, t, i)
-            ):
-                g = g._replace(requested=None, cancelled=True)
+            g = self._intent(ghosts[idx], state.cluster, action, response, after, t, i, before)
             if g.original is not None and not in_flight(after, t, i):
                 endings.append(Ending(idx, "cancelled" if g.cancelled else "completed", g.original, g.requested))
                 g = Ghost()
             ghosts[idx] = g
         return tuple(ghosts), tuple(endings)
+
+    def _intent(self, g: Ghost, cluster: ClusterState, action: Any, response: Any, after: ClusterState,
+                t: str, i: int, before) -> Ghost:
+        """The admin's intent for one partition after this action (the ghost variables)."""
+        names_it = (getattr(action, "topic", None), getattr(action, "partition", None)) == (t, i)
+        if self.profile.deferred_requests:
+            # zk: the request takes effect when the controller runs step U for the partition
+            zk = cluster.zk
+            starts_u = isinstance(action, A.ControllerStep) and names_it and (t, i, "U") in zk.pending
+            target = next((r for tt, ii, r in zk.being_reassigned if (tt, ii) == (t, i)), None)
+            if not starts_u or target is None:
+                return g
+            original = g.original if g.original is not None else before.origin
+            if set(target) == set(original):  # reassignTo(origin): zk's cancel
+                return Ghost(original, None, True) if g.original is not None else g
+            return Ghost(original, tuple(target), False)
+        if names_it and isinstance(action, (A.Reassign, A.ZnodeReassign)) and _accepted(response, t, i):
+            idle_no_op = (
+                g.original is None
+                and not in_flight(after, t, i)
+                and set(after.partition(t, i).replicas) == set(before.replicas)
+            )
+            if idle_no_op:  # reassigning an idle partition to its own replicas (any order) moves nothing
+                return g
+            original = g.original if g.original is not None else before.origin
+            return Ghost(original, tuple(action.replicas), False)
+        cancels_it = (
+            (names_it and isinstance(action, A.Cancel))
+            or isinstance(action, A.CancelAll)
+            or (isinstance(action, A.CancelTopic) and action.topic == t)
+        )
+        if cancels_it and g.original is not None and _accepted(response, t, i):
+            return g._replace(requested=None, cancelled=True)
+        return g
 
     # -- serialization ------------------------------------------------------------------------------
     def state_to_json(self, state: ModelState) -> Any:

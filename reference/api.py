@@ -76,6 +76,9 @@ class Profile:
 
     name: str = ""
     description: str = ""
+    #: True when an accepted reassignment request takes effect only at the controller's step "U"
+    #: (zk): the explorer then records the admin's intent when that step runs, not at the answer
+    deferred_requests: bool = False
 
     # -- set-up ---------------------------------------------------------------------
     def initial_state(self, cluster: ClusterState) -> ClusterState:
