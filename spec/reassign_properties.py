@@ -176,6 +176,19 @@ def admin_action_keeps_a_leader(prev: ModelState, action, nxt: ModelState) -> bo
     return True
 
 
+def cancel_rejected_cleanly(prev: ModelState, action, nxt: ModelState) -> bool:
+    """A cancel that is answered with an error changes nothing (it reverts cleanly or not at all)."""
+    act = getattr(action, "action", action)
+    if type(act).__name__ != "Cancel":
+        return True
+    response = getattr(action, "response", None)
+    try:
+        code = response.partition_error(act.topic, act.partition)[0]
+    except (AttributeError, KeyError):
+        return True
+    return code == 0 or prev.cluster == nxt.cluster
+
+
 def reassignment_finished(ms: ModelState) -> bool:
     """Goal of the liveness check: no reassignment is in flight."""
     return all(g.original is None for g in ms.ghosts)
@@ -213,6 +226,8 @@ PROPERTIES: tuple[Property, ...] = (
     Property.transition("admin_action_keeps_a_leader", admin_action_keeps_a_leader,
                         description=admin_action_keeps_a_leader.__doc__, source="KIP-455, KRaft revert",
                         promised_by=ALL),
+    Property.transition("cancel_rejected_cleanly", cancel_rejected_cleanly,
+                        description=cancel_rejected_cleanly.__doc__, source="KIP-455 error codes", promised_by=ALL),
     Property.eventually("reassignment_can_finish", reassignment_finished,
                         description="From every reachable state, under the fairness that live target replicas "
                         "eventually catch up, a state with no reassignment in flight stays reachable.",

@@ -138,3 +138,27 @@ def test_bad_configuration_names_the_key(tmp_path, capsys):
     assert main(["check", "--profile", "nope"]) == 2
     with pytest.raises(ConfigError, match="initial"):
         bounds_from_mapping({"initial": [[1, 1]]})
+
+
+class CancelAnswersErrorAfterReverting(KraftProfile):
+    """Broken on purpose: the cancel reverts the partition but answers 39."""
+
+    name = "dirty-cancel"
+
+    def alter_partition_reassignments(self, state, request):
+        from kreassign.spec import messages as M
+
+        step = super().alter_partition_reassignments(state, request)
+        rp = request.topics[0].partitions[0]
+        if rp.replicas is None and step.state != state:
+            bad = M.AlterPartitionReassignmentsResponse(responses=(M.ReassignableTopicResponse(
+                request.topics[0].name, (M.ReassignablePartitionResponse(rp.partition_index, 39, "boom"),)),))
+            return type(step)(step.state, bad)
+        return step
+
+
+def test_a_rejected_cancel_that_changed_the_state_is_caught():
+    result = check_model("dirty-cancel", SMALL, factory=factory_for(CancelAnswersErrorAfterReverting()))
+    assert result.properties["cancel_rejected_cleanly"].status == VIOLATED
+    assert result.properties["cancel_rejected_cleanly"].length == 2  # Reassign, Cancel
+    assert check_model("kraft", SMALL).properties["cancel_rejected_cleanly"].status == HOLDS
