@@ -77,9 +77,14 @@ def reassignment_factory(profile: str, bounds: Bounds) -> Model:
     return ReassignmentModel(profile, bounds)
 
 
-def find_violations(model: Model, *, keep_graph: bool, progress=None, stop_on: str | None = None) -> tuple[ExploreResult, dict[str, tuple[Path, int | None]]]:
-    """Explore and collect {property: (path, loop_start)} for safety and graph properties."""
-    result = explore(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop_on is not None)
+def find_violations(model: Model, *, keep_graph: bool, progress=None, stop_on: str | None = None,
+                    explorer: Callable[..., ExploreResult] = explore) -> tuple[ExploreResult, dict[str, tuple[Path, int | None]]]:
+    """Explore and collect {property: (path, loop_start)} for safety and graph properties.
+
+    `explorer` is the engine: `explore` (embedded) or another with the same signature and
+    result (the Spark engine); liveness runs on the graph it returns.
+    """
+    result = explorer(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop_on is not None)
     found: dict[str, tuple[Path, int | None]] = {n: (v.path, None) for n, v in result.violations.items()}
     if keep_graph and result.graph is not None and result.complete:
         for prop in model.properties():
@@ -135,6 +140,8 @@ def check_model(
     minimize_counterexamples: bool = True,
     progress=None,
     symmetry: bool = False,
+    explorer: Callable[..., ExploreResult] = explore,
+    engine: str = "embedded",
 ) -> CheckResult:
     """Explore one profile at the given bounds and classify every property.
 
@@ -150,8 +157,8 @@ def check_model(
                              f"(symmetric: {', '.join(sorted(SYMMETRIC_PROFILES))})")
         model = SymmetryReduced(model)
     started = time.perf_counter()
-    result, found = find_violations(model, keep_graph=liveness_check, progress=progress)
-    check = CheckResult(profile, "embedded", model.describe(), result.states, result.transitions, result.depth,
+    result, found = find_violations(model, keep_graph=liveness_check, progress=progress, explorer=explorer)
+    check = CheckResult(profile, engine, model.describe(), result.states, result.transitions, result.depth,
                         0.0, result.complete)
     for prop in model.properties():
         if prop.kind == SOMETIMES:

@@ -36,6 +36,7 @@ def run_show(args: argparse.Namespace) -> int:
 def register_replay(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a counterexample trace (JSON)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    parser.add_argument("--impl", metavar="SPEC", help="replay against another implementation: module:Class or 'exec:COMMAND'")
     parser.set_defaults(func=run_replay)
 
 
@@ -43,7 +44,15 @@ def run_replay(args: argparse.Namespace) -> int:
     """Exit 0 when the violation reproduces against the reference, 1 when it does not."""
     try:
         trace = read_trace(args.file)
-        result = replay(trace)
+        if args.impl:
+            try:
+                from .differential import replay_against_impl
+            except ModuleNotFoundError:
+                print("kreassign replay: --impl is not implemented yet", file=sys.stderr)
+                return 2
+            result = replay_against_impl(trace, args.impl)
+        else:
+            result = replay(trace)
     except TraceError as e:
         print(f"kreassign replay: {e}", file=sys.stderr)
         return 1
