@@ -29,11 +29,20 @@ def _partition_rows(state: dict) -> dict[str, dict[str, Any]]:
                 "isr": p["isr"],
                 "leader": p["leader"],
                 "epochs": f"{p['leader_epoch']}/{p['partition_epoch']}",
+                "log": _log_cell(p.get("log")),
             }
     down = [b["id"] for b in cluster.get("brokers", []) if not b.get("active", True)]
     for row in rows.values():
         row["down"] = down
     return rows
+
+
+def _log_cell(log: dict | None) -> str:
+    """The replication layer in one cell: high watermark, then each replica's log (epochs)."""
+    if not log:
+        return ""
+    logs = " ".join(f"{b}:{_fmt(entries)}" for b, entries in log["logs"])
+    return f"hw={log['hw']} {logs}"
 
 
 def _flatten(v: Any, prefix: str = "") -> dict[str, Any]:
@@ -50,6 +59,8 @@ def render_table(trace: Trace) -> str:
     lines = [trace.summary or f"{trace.profile}: {trace.property}"]
     if trace.model == "reassignment":
         cols = ["replicas", "adding", "removing", "isr", "leader", "epochs", "down"]
+        if any(r["log"] for r in _partition_rows(trace.initial).values()):
+            cols.append("log")
         rows = []
         prev = _partition_rows(trace.initial)
         for tp, r in prev.items():

@@ -162,3 +162,13 @@ def test_a_rejected_cancel_that_changed_the_state_is_caught():
     assert result.properties["cancel_rejected_cleanly"].status == VIOLATED
     assert result.properties["cancel_rejected_cleanly"].length == 2  # Reassign, Cancel
     assert check_model("kraft", SMALL).properties["cancel_rejected_cleanly"].status == HOLDS
+
+
+def test_replication_layer_data_loss_is_caught_only_with_unclean_elections():
+    clean = Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, replication=True, log_length=1)
+    assert check_model("kraft", clean, liveness_check=False).properties["committed_records_kept"].status == HOLDS
+    unclean = Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, replication=True, log_length=1,
+                     unclean=True)
+    v = check_model("kraft", unclean, liveness_check=False).properties["committed_records_kept"]
+    assert v.status == VIOLATED
+    assert v.length == 3  # the follower leaves the ISR, the leader commits a record alone, then fails
