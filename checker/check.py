@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from kreassign.spec.known_violations import known_violation
 from kreassign.spec.properties import EVENTUALLY, SOMETIMES

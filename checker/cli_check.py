@@ -232,4 +232,4 @@ def run(args: argparse.Namespace) -> int:
     return 1 if unexpected else 0
 
 
-__all__ = ["DEFAULT_SUITE", "register", "run", "replace"]
+__all__ = ["DEFAULT_SUITE", "register", "replace", "run"]

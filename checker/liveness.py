@@ -19,8 +19,9 @@ on plain index lists from the engine's StateGraph, which cost ~40 bytes per edge
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 

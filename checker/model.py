@@ -13,7 +13,8 @@ States must be hashable and compare by value. A model that wants speed may overr
 
 from __future__ import annotations
 
-from typing import Any, Generic, Hashable, Iterable, Sequence, TypeVar
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 from kreassign.spec.properties import Property
 

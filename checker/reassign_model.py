@@ -9,8 +9,9 @@ each edge with the reassignments that ended on it, for the transition properties
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from kreassign.reference import ActionSpace, Profile, profile
 from kreassign.spec import actions as A
@@ -96,7 +97,7 @@ def _accepted(response: Any, topic: str, index: int) -> bool:
 class ReassignmentModel(Model[ModelState, Transition]):
     """Profile + bounds as a transition system over ModelState."""
 
-    def __init__(self, profile_name: "str | Profile" = "kraft", bounds: Bounds | None = None):
+    def __init__(self, profile_name: str | Profile = "kraft", bounds: Bounds | None = None):
         # a Profile object may be passed directly, e.g. a deliberately broken variant in a test
         self.profile = profile(profile_name) if isinstance(profile_name, str) else profile_name
         self.profile_name = self.profile.name
@@ -255,4 +256,4 @@ class ReassignmentModel(Model[ModelState, Transition]):
         return {"profile": self.profile_name, **self.bounds.to_json()}
 
 
-__all__ = ["ReassignmentModel", "in_flight", "from_json"]
+__all__ = ["ReassignmentModel", "from_json", "in_flight"]

@@ -22,15 +22,15 @@ representatives are turned back into concrete, replayable paths by `concretize`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import permutations
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from kreassign.spec.reassign_properties import Ghost, ModelState
-from kreassign.spec.state import NO_LEADER, ClusterState, Kip236Admin, Partition, ReplicaLog, ZkController
+from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 
 from .model import Model
-
 
 #: profiles whose rules never compare broker ids (proved sound by tests/unit/test_symmetry.py);
 #: kraft and kraft-3.7 sort by id, and kip236's in-flight drop rule is not renaming-invariant

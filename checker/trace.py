@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from kreassign._version import __version__
 from kreassign.spec.codec import to_json
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
+
+from kreassign._version import __version__
 
 from .model import Model
 

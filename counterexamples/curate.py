@@ -14,11 +14,11 @@ import os
 import sys
 
 from kreassign.checker.check import VIOLATED, check_model, find_violations
+from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.config import Bounds
+from kreassign.checker.models import build_model, model_kind
 from kreassign.checker.reassign_model import ReassignmentModel
 from kreassign.checker.trace import trace_from_path, write_trace
-from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
-from kreassign.checker.models import build_model, model_kind
 from kreassign.spec import known_violations
 
 HERE = os.path.dirname(os.path.abspath(__file__))

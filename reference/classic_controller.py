@@ -34,20 +34,18 @@ from kreassign.spec.messages import (
     INVALID_UPDATE_VERSION,
     LEADER_NOT_AVAILABLE,
     NO_REASSIGNMENT_IN_PROGRESS,
+    NONE,
     NOT_ENOUGH_REPLICAS,
     NOT_LEADER_OR_FOLLOWER,
     POLICY_VIOLATION,
-    REASSIGNMENT_IN_PROGRESS,
-    NONE,
     PREFERRED_LEADER_NOT_AVAILABLE,
+    REASSIGNMENT_IN_PROGRESS,
     UNKNOWN_TOPIC_OR_PARTITION,
     Ack,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
-    OngoingPartitionReassignment,
-    OngoingTopicReassignment,
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
 )
@@ -55,7 +53,7 @@ from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Partition
 
 from . import replication, zk_mechanics
 from .api import ActionSpace, InvalidAction, Profile, Step
-from .common import default_enabled_actions, get_broker_id, get_partition, log_caught_up
+from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning, log_caught_up
 
 LIST_ALL = ListPartitionReassignmentsRequest()  # topics = None: list everything
 
@@ -248,20 +246,7 @@ class ClassicControllerProfile(Profile):
         self, state: ClusterState, request: ListPartitionReassignmentsRequest = LIST_ALL
     ) -> ListPartitionReassignmentsResponse:
         """Reassigning partitions with replicas / adding / removing; unknown names are skipped."""
-        if request.topics is None:
-            wanted = [(t.name, tuple(range(len(t.partitions)))) for t in state.topics]
-        else:
-            wanted = [(lt.name, tuple(lt.partition_indexes)) for lt in request.topics]
-        topics = []
-        for name, indexes in wanted:
-            parts = []
-            for i in indexes:
-                p = state.partition(name, i)
-                if p is not None and p.reassigning:
-                    parts.append(OngoingPartitionReassignment(i, p.replicas, p.adding, p.removing))
-            if parts:
-                topics.append(OngoingTopicReassignment(name, tuple(parts)))
-        return ListPartitionReassignmentsResponse(topics=tuple(topics))
+        return list_reassigning(state, request)
 
     # -- the leader's ISR changes -----------------------------------------------------------------
     def leader_expand_isr(self, state: ClusterState, topic: str, partition: int, broker: int) -> Step:

@@ -8,9 +8,11 @@ Profiles add their own (e.g. `zk`'s ControllerStep) through `extra_actions`.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kreassign.spec import actions as A
+from kreassign.spec import messages as M
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 
 from .api import ActionSpace, InvalidAction
@@ -29,6 +31,27 @@ def get_broker_id(state: ClusterState, broker: int) -> int:
     if state.broker(broker) is None:
         raise InvalidAction(f"unknown broker {broker}")
     return broker
+
+
+def list_reassigning(
+    state: ClusterState, request: M.ListPartitionReassignmentsRequest
+) -> M.ListPartitionReassignmentsResponse:
+    """ListPartitionReassignments over the partitions' own lists: only reassigning partitions,
+    with replicas / adding / removing; a null topic list means all; unknown names are skipped."""
+    if request.topics is None:
+        wanted = [(t.name, tuple(range(len(t.partitions)))) for t in state.topics]
+    else:
+        wanted = [(t.name, tuple(t.partition_indexes)) for t in request.topics]
+    topics = []
+    for name, indexes in wanted:
+        ongoing = []
+        for i in indexes:
+            p = state.partition(name, i)
+            if p is not None and p.reassigning:
+                ongoing.append(M.OngoingPartitionReassignment(i, p.replicas, p.adding, p.removing))
+        if ongoing:
+            topics.append(M.OngoingTopicReassignment(name, tuple(ongoing)))
+    return M.ListPartitionReassignmentsResponse(topics=tuple(topics))
 
 
 def log_caught_up(part: Partition, broker: int) -> bool:

@@ -19,7 +19,7 @@ from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_min
 
 from . import replication
 from .api import ActionSpace, Plan, Profile, Step
-from .common import default_enabled_actions, get_broker_id, get_partition
+from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning
 from .kraft_change import (
     CompletionRule,
     Record,
@@ -171,20 +171,7 @@ class KraftProfile(Profile):
         self, state: ClusterState, request: M.ListPartitionReassignmentsRequest = M.ListPartitionReassignmentsRequest()
     ) -> M.ListPartitionReassignmentsResponse:
         """Only reassigning partitions; unknown topics or partitions are skipped silently."""
-        if request.topics is None:
-            wanted = [(t.name, tuple(range(len(t.partitions)))) for t in state.topics]
-        else:
-            wanted = [(t.name, t.partition_indexes) for t in request.topics]
-        topics = []
-        for name, indexes in wanted:
-            ongoing = []
-            for i in indexes:
-                p = state.partition(name, i)
-                if p is not None and p.reassigning:
-                    ongoing.append(M.OngoingPartitionReassignment(i, p.replicas, p.adding, p.removing))
-            if ongoing:
-                topics.append(M.OngoingTopicReassignment(name, tuple(ongoing)))
-        return M.ListPartitionReassignmentsResponse(topics=tuple(topics))
+        return list_reassigning(state, request)
 
     # -- AlterPartition (ISR changes from the leader) -----------------------------------------
     def alter_partition(self, state: ClusterState, action: A.AlterPartition) -> Step:

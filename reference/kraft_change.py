@@ -17,8 +17,8 @@ partition twice replays two records, as the controller does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from kreassign.spec.actions import ONLINE, PREFERRED, UNCLEAN
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus

@@ -9,8 +9,8 @@ epoch and the znode version (`partition_epoch`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 

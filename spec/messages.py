@@ -77,7 +77,7 @@ class AlterPartitionReassignmentsRequest:
     timeout_ms: int = 60000
 
     @staticmethod
-    def single(topic: str, partition: int, replicas: tuple[int, ...] | None) -> "AlterPartitionReassignmentsRequest":
+    def single(topic: str, partition: int, replicas: tuple[int, ...] | None) -> AlterPartitionReassignmentsRequest:
         return AlterPartitionReassignmentsRequest(
             topics=(ReassignableTopic(topic, (ReassignablePartition(partition, replicas),)),)
         )

@@ -13,8 +13,9 @@ from and the profiles that promise it. Kinds:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 ALWAYS = "always"
 TRANSITION = "transition"
@@ -34,17 +35,17 @@ class Property:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @staticmethod
-    def always(name: str, predicate: Callable[[Any], bool], **kw: Any) -> "Property":
+    def always(name: str, predicate: Callable[[Any], bool], **kw: Any) -> Property:
         return Property(name, ALWAYS, predicate, **kw)
 
     @staticmethod
-    def transition(name: str, predicate: Callable[[Any, Any, Any], bool], **kw: Any) -> "Property":
+    def transition(name: str, predicate: Callable[[Any, Any, Any], bool], **kw: Any) -> Property:
         return Property(name, TRANSITION, predicate, **kw)
 
     @staticmethod
-    def eventually(name: str, predicate: Callable[[Any], bool], **kw: Any) -> "Property":
+    def eventually(name: str, predicate: Callable[[Any], bool], **kw: Any) -> Property:
         return Property(name, EVENTUALLY, predicate, **kw)
 
     @staticmethod
-    def sometimes(name: str, predicate: Callable[[Any], bool], **kw: Any) -> "Property":
+    def sometimes(name: str, predicate: Callable[[Any], bool], **kw: Any) -> Property:
         return Property(name, SOMETIMES, predicate, **kw)

@@ -18,8 +18,8 @@ propagation delay (brokers see the controller's writes at once).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 NO_LEADER = -1
 
@@ -70,7 +70,7 @@ class ReplicaLog:
                 return log
         return ()
 
-    def with_log(self, broker: int, log: tuple[int, ...]) -> "ReplicaLog":
+    def with_log(self, broker: int, log: tuple[int, ...]) -> ReplicaLog:
         d = dict(self.logs)
         d[broker] = log
         return replace(self, logs=tuple(sorted(d.items())))
@@ -187,7 +187,7 @@ class ClusterState:
                 yield t.name, i, p
 
     # -- functional updates ------------------------------------------------
-    def with_partition(self, name: str, index: int, part: Partition) -> "ClusterState":
+    def with_partition(self, name: str, index: int, part: Partition) -> ClusterState:
         topics = tuple(
             replace(t, partitions=t.partitions[:index] + (part,) + t.partitions[index + 1 :])
             if t.name == name
@@ -196,7 +196,7 @@ class ClusterState:
         )
         return replace(self, topics=topics)
 
-    def with_broker(self, broker: Broker) -> "ClusterState":
+    def with_broker(self, broker: Broker) -> ClusterState:
         brokers = tuple(sorted([b for b in self.brokers if b.id != broker.id] + [broker], key=lambda b: b.id))
         return replace(self, brokers=brokers)
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from kreassign.checker.check import HOLDS, KNOWN, VIOLATED, check_model
 from kreassign.checker.config import Bounds, ConfigError, bounds_from_mapping
 from kreassign.checker.reassign_model import ReassignmentModel
 from kreassign.checker.render import render_dot, render_table
 from kreassign.checker.replay import replay
 from kreassign.checker.trace import read_trace, trace_from_json
-from kreassign.cli import main
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.state import ordered_minus
+
+from kreassign.cli import main
 
 SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=0)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from kreassign.reference import ActionSpace, profile
 from kreassign.spec import actions as A
 from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json

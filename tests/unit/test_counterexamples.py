@@ -12,7 +12,6 @@ import glob
 import os
 
 import pytest
-
 from kreassign.checker.check import KNOWN, check_model
 from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.models import build_model, model_kind

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from kreassign.reference import profile
 from kreassign.reference.kraft import kraft_plan
 from kreassign.spec import messages as M

@@ -6,7 +6,6 @@ from itertools import combinations
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from kreassign.reference import ActionSpace, profile
 from kreassign.reference.kraft import kraft_plan
 from kreassign.spec.state import make_cluster

@@ -7,7 +7,6 @@ reduced search does not visit exactly one representative per orbit.
 from __future__ import annotations
 
 import pytest
-
 from kreassign.checker.bfs import explore
 from kreassign.checker.check import VIOLATED, check_model
 from kreassign.checker.config import Bounds
