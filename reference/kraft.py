@@ -116,6 +116,8 @@ class KraftProfile(Profile):
                 f"Unable to revert partition assignment for {topic}:{index} because it would require an "
                 "unclean leader election.",
             )
+        # KAFKA-SEMANTICS.md: UNCLEAN election if the topic allows it, else ONLINE (an unclean
+        # revert on a topic that does not allow it was refused above)
         return self._build(
             state,
             part,
@@ -123,7 +125,7 @@ class KraftProfile(Profile):
             isr=isr,
             adding=(),
             removing=(),
-            election=A.UNCLEAN if unclean else A.ONLINE,
+            election=self._topic_election(state, topic),
         )
 
     def alter_partition_reassignments(self, state: ClusterState, request: M.AlterPartitionReassignmentsRequest) -> Step:
