@@ -188,7 +188,8 @@ def check_model(
             small_model = factory(profile, small_bounds)
         file = None
         if out_dir is not None:
-            trace = trace_from_path(small_model, model_kind, prop.name, prop.kind, path, loop_start=loop,
+            kind = "mismatch" if prop.name == "implementation_matches_reference" else prop.kind
+            trace = trace_from_path(small_model, model_kind, prop.name, kind, path, loop_start=loop,
                                     description=prop.description)
             file = os.path.join(out_dir, f"{profile}__{prop.name}.json")
             write_trace(trace, file)

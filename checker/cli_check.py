@@ -101,6 +101,10 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
     if args.config:
         base, config_names = load_config(args.config)
         names = names or config_names
+    if args.impl and args.engine == "spark":
+        raise ConfigError("--impl runs the implementation in this process's lockstep; it cannot run on Spark")
+    if args.impl and not names:
+        names = ["kraft"]  # an implementation is checked against one profile; kraft unless told otherwise
     names = names or list(DEFAULT_SUITE) + list(QUOTA_SUITE)
     plan = []
     for name in names:
