@@ -94,7 +94,7 @@ def test_the_buggy_implementation_is_caught_and_its_trace_replays(tmp_path, spec
     assert status["cancel_restores_original_order"] == KNOWN
     path = result.properties[MATCH_PROPERTY].counterexample
     trace = read_trace(path)
-    assert trace.property == MATCH_PROPERTY and trace.kind == "transition"
+    assert trace.property == MATCH_PROPERTY and trace.kind == "mismatch"
     assert [s["action"]["type"] for s in trace.steps] == ["Reassign", "LeaderShrinkIsr", "LeaderExpandIsr", "Cancel"]
     mismatch = trace.steps[-1]["mismatch"]
     assert mismatch["implementation"] == spec
