@@ -77,7 +77,7 @@ def _lists(text: str, flag: str) -> list[list[int]]:
         raise ConfigError(f"--{flag}: expected broker ids like \"1,2;3,4\", got {text!r}") from None
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+def bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(args, k) for k in BOUND_FLAGS if getattr(args, k) is not None}
     if args.targets is not None:
         out["targets"] = args.targets if args.targets in ("all", "permutations") else _lists(args.targets, "targets")
@@ -95,7 +95,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
     """(profile, bounds) pairs to run."""
-    overrides = _overrides(args)
+    overrides = bound_overrides(args)
     base = None
     names = args.profiles
     if args.config:

@@ -20,7 +20,7 @@ from typing import Any
 from kreassign.spec.known_violations import known_violation
 from tabulate import tabulate
 
-from .cli_check import BOUND_FLAGS, DEFAULT_SUITE, _overrides
+from .cli_check import BOUND_FLAGS, DEFAULT_SUITE, bound_overrides
 from .config import Bounds, ConfigError, bounds_from_mapping, load_config
 from .models import QUOTA, REASSIGNMENT, build_model, model_kind
 from .stateful import EXAMPLE_FOUND, KNOWN, NOT_CHECKED, PASSED, VIOLATED, FuzzResult, fuzz_settings, run_fuzz
@@ -66,7 +66,7 @@ def _bounds(args: argparse.Namespace) -> Any:
     if args.config:
         base, _ = load_config(args.config)
     start = base or DEFAULT_SUITE.get(args.profile, Bounds())
-    overrides = _overrides(args)
+    overrides = bound_overrides(args)
     return bounds_from_mapping(overrides, base=start, where="flags") if overrides else start
 
 
