@@ -1,0 +1,98 @@
+"""Faults and long runs: failed tasks change nothing; a checkpointed run resumes to the same answers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from kreassign.checker import spark_engine
+from kreassign.checker.bfs import explore
+from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models import build_model
+from kreassign.checker.reassign_model import ReassignmentModel
+
+pytestmark = pytest.mark.spark
+
+from kreassign.checker.spark_engine import explore_spark
+
+
+class FailsOncePerTask(ReassignmentModel):
+    """A reassignment model whose successor function raises in the first attempt of the bucket-0
+    task of the first three levels it expands states in (a marker file per stage remembers the
+    failure, so the retry runs)."""
+
+    def __init__(self, markers: str, *args):
+        super().__init__(*args)
+        self.markers = markers
+
+    def successors(self, state):
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        if task is not None and task.partitionId() == 0:  # on an executor (the driver replays without faults)
+            marker = os.path.join(self.markers, f"stage{task.stageId()}")
+            if not os.path.exists(marker) and len(os.listdir(self.markers)) < 3:
+                open(marker, "w").close()
+                raise RuntimeError(f"injected failure, attempt {task.attemptNumber()}")
+        yield from super().successors(state)
+
+
+def counts(result):
+    paths = {n: v.path for n, v in result.violations.items()}
+    return (result.states, result.transitions, result.depth, result.complete, result.per_action_edges, paths,
+            result.examples)
+
+
+def test_failed_tasks_change_nothing(sc, tmp_path):
+    model = FailsOncePerTask(str(tmp_path), "kip455", DEFAULT_SUITE["kip455"])
+    result = explore_spark(model, sc=sc)
+    assert len(os.listdir(tmp_path)) >= 3  # tasks failed at several levels, and were retried
+    assert counts(result) == counts(explore(build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"])))
+
+
+def test_resume_after_a_depth_bound_gives_the_uninterrupted_counts(sc, tmp_path):
+    """Stopped after level 5, resumed: the counts and paths of an uninterrupted run (the embedded
+    engine's, which test_spark_engine.py shows equal to an uninterrupted Spark run's)."""
+    model = build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]())
+    uninterrupted = explore(model)
+    part = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), max_depth=5)
+    assert (part.complete, part.depth) == (False, 5)
+    (run_dir,) = os.listdir(tmp_path)
+    assert sorted(os.listdir(tmp_path / run_dir)) == [f"level-{n:05d}" for n in range(5)]
+    resumed = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), resume=True)
+    assert counts(resumed) == counts(uninterrupted)
+
+
+def test_an_interrupted_run_resumes_with_its_state_graph(sc, tmp_path, monkeypatch):
+    class Interrupted(Exception):
+        pass
+
+    def interrupt_at_level_4(states, depth, rate):
+        if depth >= 4:
+            raise Interrupted
+
+    monkeypatch.setattr(spark_engine, "PROGRESS_INTERVAL", 0.0)  # a progress call after every level
+    model = build_model("reassignment", "kraft-3.7", DEFAULT_SUITE["kraft-3.7"])
+    with pytest.raises(Interrupted):
+        explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), keep_graph=True, progress=interrupt_at_level_4)
+    resumed = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), resume=True, keep_graph=True)
+    embedded = explore(model, keep_graph=True)
+    assert counts(resumed) == counts(embedded)
+    assert resumed.graph.states == embedded.graph.states
+    assert resumed.graph.successors == embedded.graph.successors
+
+
+def test_cli_resume_of_a_finished_run_reads_it_back(sc, tmp_path, capsys):
+    from kreassign.cli import main
+
+    def run(*args):
+        assert main(["check", "--profile", "kip599-draft", "--engine", "spark", "--out", str(tmp_path / "out"),
+                     *args]) == 0
+        return [line for line in capsys.readouterr().out.splitlines() if not line.startswith("kip599-draft ")]
+
+    checkpoint = str(tmp_path / "ckpt")
+    first = run("--checkpoint", checkpoint)
+    assert run("--resume", checkpoint) == first
+    with pytest.raises(FileNotFoundError):
+        explore_spark(build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"]), sc=sc,
+                      checkpoint_dir=str(tmp_path / "missing"), resume=True)

@@ -1,0 +1,124 @@
+"""The Spark engine's state codecs and model shipping, without Spark (these run with -m "not spark" too).
+
+The codec decides state equality on the executors, so it is checked like a second encoding:
+on every reachable state of the default models, decode(encode(s)) == s and two states have
+the same identity iff they are equal (checker/spark_codec.py).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from pathlib import Path
+
+import pytest
+from kreassign.checker.bfs import explore
+from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models import build_model
+from kreassign.checker.spark_codec import (
+    CodecError,
+    Int64Codec,
+    JsonCodec,
+    PlainCodec,
+    StructCodec,
+    check_codec,
+    codec_for,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from anchor_model import CONFIGS, AnchorModel, anchor_model
+
+pyspark = pytest.importorskip("pyspark")
+from kreassign.checker import spark_tasks as T
+from kreassign.checker.spark_engine import model_recipe
+
+
+def reachable(model):
+    return explore(model, keep_graph=True).graph.states
+
+
+def assert_faithful(codec, states):
+    identities = {}
+    for s in states:
+        identity, payload = codec.encode(s)
+        assert codec.decode(payload) == s
+        assert identities.setdefault(identity, s) == s  # equal identities only for equal states
+    assert len(identities) == len(states)  # the states are distinct, so are their identities
+
+
+@pytest.mark.parametrize("profile", ["kraft", "zk", "kip236"])
+def test_struct_codec_on_every_reachable_reassignment_state(profile):
+    model = build_model("reassignment", profile, DEFAULT_SUITE[profile])
+    states = reachable(model)
+    codec = codec_for(model, states[0])
+    assert isinstance(codec, StructCodec)
+    assert_faithful(codec, states)
+
+
+def test_struct_codec_leaves_uncompared_fields_out_of_the_identity():
+    model = build_model("quota", "kip599", QUOTA_SUITE["kip599"]())
+    states = reachable(model)
+    codec = codec_for(model, states[0])
+    assert isinstance(codec, StructCodec)
+    assert_faithful(codec, states)
+    # now_ms takes no part in equality: same identity, and the payload keeps it
+    moved = next(s for s in states if s.now_ms)
+    from dataclasses import replace
+
+    other = replace(moved, now_ms=moved.now_ms + 12345)
+    assert codec.encode(other)[0] == codec.encode(moved)[0]
+    assert codec.decode(codec.encode(other)[1]).now_ms == other.now_ms
+    # the model's own JSON form includes now_ms: as an identity it would split equal states
+    assert JsonCodec(model).encode(other)[0] != JsonCodec(model).encode(moved)[0]
+
+
+def test_frozenset_states_use_the_struct_codec_with_sorted_members():
+    model = AnchorModel(CONFIGS["N4_fail"])
+    states = reachable(model)
+    codec = codec_for(model, states[0])
+    assert isinstance(codec, StructCodec)
+    assert_faithful(codec, states)
+
+
+def test_plain_and_int_codecs():
+    assert isinstance(codec_for(None, 5), Int64Codec)
+    assert isinstance(codec_for(None, (1, ("a", None, True))), PlainCodec)
+    assert_faithful(PlainCodec(), [(1, 2), (1, (2,)), ((1, 2),), ("1", 2), (True, 1), (frozenset({3, 1}), None)])
+    with pytest.raises(CodecError, match="float"):
+        PlainCodec().encode((1.5,))
+    with pytest.raises(CodecError, match="int64"):
+        Int64Codec().encode(-1)
+    with pytest.raises(CodecError, match="round-trip"):
+        check_codec(JsonCodec(type("M", (), {"state_to_json": staticmethod(lambda s: s),
+                                              "state_from_json": staticmethod(lambda d: d)})()), [(1, 2)])
+
+
+def test_reassignment_and_quota_models_ship_as_profile_and_bounds():
+    for model in (build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"]),
+                  build_model("quota", "kip599", QUOTA_SUITE["kip599"]())):
+        recipe = model_recipe(model)
+        assert recipe["kind"] != "pickle"
+        json.dumps(recipe)  # plain data: nothing of the driver's objects travels
+        rebuilt = T.build_model(json.loads(json.dumps(recipe)))
+        assert rebuilt.describe() == model.describe()
+        assert rebuilt.init_states() == model.init_states()
+
+
+def test_modified_or_unknown_models_ship_pickled_and_self_contained():
+    model = build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"])
+    only = [p for p in model.properties() if p.name == "isr_in_replicas"]
+    model.properties = lambda: only  # what minimization does: the rebuilt model would differ
+    recipe = model_recipe(model)
+    assert recipe["kind"] == "pickle"
+    assert [p.name for p in T.build_model(recipe).properties()] == ["isr_in_replicas"]
+    anchor = anchor_model("N4_fail")  # bench/ is not installed: its code travels by value
+    recipe = model_recipe(anchor)
+    assert b"anchor_model" in recipe["data"]
+    saved = sys.modules.pop("anchor_model")
+    try:  # as on an executor that cannot import bench/anchor_model.py
+        rebuilt, _ = pickle.loads(recipe["data"])
+        assert "anchor_model" not in sys.modules
+        assert rebuilt.init_states() == anchor.init_states()
+    finally:
+        sys.modules["anchor_model"] = saved

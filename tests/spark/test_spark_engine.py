@@ -1,0 +1,190 @@
+"""The Spark engine gives the embedded engine's answers: counts, verdicts, counterexamples, graphs.
+
+Every comparison is against `bfs.explore` on the same model. For models on the embedded
+engine's object store the counterexamples are identical (the same shortest path), for
+array-kernel models (the anchor) they are shortest paths of the same length. Results do
+not depend on the number of buckets (partitions) the states are spread over.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from kreassign.checker.bfs import explore
+from kreassign.checker.check import check_model
+from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.config import Bounds
+from kreassign.checker.model import Model
+from kreassign.checker.models import build_model
+from kreassign.spec.properties import Property
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from anchor_model import CONFIGS, AnchorModel, anchor_model
+
+pytestmark = pytest.mark.spark
+
+from kreassign.checker.spark_engine import explore_spark, spark_explorer
+
+SMALL_ZK = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, failovers=1)
+
+
+class CancelKeepsIsr(AnchorModel):
+    """A broken cancellation (tests/unit/test_anchor.py): the adding replicas stay in the ISR."""
+
+    def cancel_reassignment(self, s):
+        for action, n in super().cancel_reassignment(s):
+            yield action, replace(n, isr=s.isr)
+
+
+class Grid(Model):
+    """A walk on a 5×5 grid (plain tuple states) exercising every option of the protocol: a
+    boundary, dead ends, a transition property, a sometimes property, an action kind."""
+
+    name = "grid"
+
+    def init_states(self):
+        return [(0, 0), (0, 0), (2, 0)]
+
+    def successors(self, s):
+        x, y = s
+        if (x, y) in ((4, 4), (1, 3)):
+            return  # dead ends
+        for step, (dx, dy) in (("right", (1, 0)), ("up", (0, 1)), ("jump", (2, 2))):
+            if x + dx <= 4 and y + dy <= 4:
+                yield (step, x + dx), (x + dx, y + dy)
+
+    def within_boundary(self, s):
+        return s != (3, 0)
+
+    def action_kind(self, action):
+        return action[0]
+
+    def properties(self):
+        return [
+            Property.always("below_diagonal_far", lambda s: s[0] + s[1] < 7),
+            Property.transition("no_long_jump", lambda s, a, n: not (a[0] == "jump" and n[0] == 4)),
+            Property.sometimes("corner", lambda s: s == (4, 0)),
+            Property.sometimes("never", lambda s: s == (9, 9)),
+        ]
+
+
+def replay(model, path):
+    assert path[0][1] is None and path[0][0] in model.init_states()
+    for (state, _), (nxt, action) in pairwise(path):
+        assert (action, nxt) in list(model.successors(state))
+
+
+def assert_same(embedded, spark, model, identical_paths=True):
+    assert (spark.states, spark.transitions, spark.depth, spark.complete) == \
+        (embedded.states, embedded.transitions, embedded.depth, embedded.complete)
+    assert spark.per_action_edges == embedded.per_action_edges
+    assert set(spark.violations) == set(embedded.violations)
+    assert set(spark.examples) == set(embedded.examples)
+    assert (spark.deadlock is None) == (embedded.deadlock is None)
+    found = [(embedded.violations[n].path, spark.violations[n].path) for n in embedded.violations]
+    found += [(embedded.examples[n], spark.examples[n]) for n in embedded.examples]
+    if embedded.deadlock is not None:
+        found.append((embedded.deadlock, spark.deadlock))
+    for ours, theirs in found:
+        if identical_paths:
+            assert theirs == ours
+        else:
+            assert len(theirs) == len(ours)
+            replay(model, theirs)
+
+
+CASES = {
+    "anchor-N4_fail": (lambda: anchor_model("N4_fail"), {"check_deadlock": True}, False),
+    "anchor-N5_nofail": (lambda: anchor_model("N5_nofail"), {}, False),
+    "anchor-mutant": (lambda: CancelKeepsIsr(CONFIGS["N4_nofail"]), {}, True),
+    "kraft": (lambda: build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"]), {}, True),
+    "zk": (lambda: build_model("reassignment", "zk", SMALL_ZK), {}, True),
+    "kip599": (lambda: build_model("quota", "kip599", QUOTA_SUITE["kip599"]()), {}, True),
+    "grid": (Grid, {"check_deadlock": True}, True),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_same_answers_as_the_embedded_engine(sc, case):
+    make, options, identical = CASES[case]
+    model = make()
+    embedded = explore(model, **options)
+    assert_same(embedded, explore_spark(model, sc=sc, **options), model, identical)
+
+
+def test_the_mutant_is_caught_with_the_embedded_engines_path(sc):
+    result = explore_spark(CancelKeepsIsr(CONFIGS["N4_nofail"]), sc=sc)
+    assert set(result.violations) == {"IsrInRS"} and len(result.violations["IsrInRS"].path) == 4
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_results_do_not_depend_on_the_number_of_buckets(sc, buckets):
+    """One, two (CASES above) and three buckets give the same answers, down to the counterexample
+    paths (identical to the embedded engine's on the object store)."""
+    model = build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"])
+    assert_same(explore(model), explore_spark(model, sc=sc, partitions=buckets), model)
+
+
+def test_kernel_results_do_not_depend_on_the_number_of_buckets(sc):
+    anchor = anchor_model("N4_fail")
+    two, three = (explore_spark(anchor, sc=sc, partitions=n, check_deadlock=True) for n in (2, 3))
+    assert_same(two, three, anchor)
+
+
+def test_bounds_and_stopping(sc):
+    model = Grid()
+    for options in ({"max_depth": 3}, {"max_depth": 1}, {"max_states": 7}):
+        embedded, spark = explore(model, **options), explore_spark(model, sc=sc, **options)
+        assert spark.complete is False
+        assert (spark.states, spark.depth) == (embedded.states, embedded.depth)
+        if "max_depth" in options:
+            assert spark.transitions == embedded.transitions
+    stopped = explore_spark(model, sc=sc, stop_on_violation=True, check_deadlock=True)
+    assert not stopped.complete and (stopped.violations or stopped.deadlock)
+
+
+def test_state_graph_is_the_embedded_engines(sc):
+    model = build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]())
+    embedded = explore(model, keep_graph=True).graph
+    graph = explore_spark(model, sc=sc, keep_graph=True).graph
+    assert graph.states == embedded.states
+    assert graph.successors == embedded.successors
+    assert graph.actions == embedded.actions  # decoded from the actions' JSON
+
+
+def test_check_gives_the_same_matrix_and_counterexamples(sc, tmp_path):
+    model_kind = "reassignment"
+    bounds = DEFAULT_SUITE["kraft-3.7"]
+    factory = lambda p, b: build_model(model_kind, p, b)
+    embedded = check_model("kraft-3.7", bounds, factory=factory, out_dir=str(tmp_path / "e"))
+    spark = check_model("kraft-3.7", bounds, factory=factory, out_dir=str(tmp_path / "s"),
+                        explorer=spark_explorer(), engine="spark")
+    assert (spark.states, spark.transitions, spark.depth) == (embedded.states, embedded.transitions, embedded.depth)
+    assert {n: (v.status, v.length) for n, v in spark.properties.items()} == \
+        {n: (v.status, v.length) for n, v in embedded.properties.items()}
+
+
+def test_cli_engine_spark_prints_the_embedded_matrix(sc, capsys, tmp_path):
+    from kreassign.cli import main
+
+    def matrix(args):
+        assert main(["check", "--profile", "kip599", "--out", str(tmp_path), *args]) == 0
+        out = capsys.readouterr().out
+        return [line for line in out.splitlines() if not line.startswith("kip599 ")]  # drop the seconds
+
+    assert matrix(["--engine", "spark", "--master", "local[2]"]) == matrix([])
+
+
+def test_a_model_that_fails_for_good_names_the_error(sc):
+    class Broken(Grid):
+        def successors(self, s):
+            if s == (1, 1):
+                raise ValueError("broken successor function at (1, 1)")
+            yield from super().successors(s)
+
+    with pytest.raises(RuntimeError, match="broken successor function"):
+        explore_spark(Broken(), sc=sc)
