@@ -13,9 +13,8 @@ import json
 import sys
 import time
 
-from tabulate import tabulate
-
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
+from tabulate import tabulate
 
 from .z3_prove import ALL_PROFILES, PROVED, REFUTED, prove
 from .z3_reassign import TARGET_MODES

@@ -17,8 +17,9 @@ relation from the initial states to find short counterexamples.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import z3
 
@@ -313,7 +314,7 @@ class StepSystem:
     hypotheses: list[z3.BoolRef] = field(default_factory=list)
 
     @staticmethod
-    def build(enc: Encoding, kinds: Sequence[int], *, pure_bv: bool = False, timeout_ms: int | None = None) -> "StepSystem":
+    def build(enc: Encoding, kinds: Sequence[int], *, pure_bv: bool = False, timeout_ms: int | None = None) -> StepSystem:
         s, a, t, lab = enc.state("s"), enc.action("a"), enc.state("t"), enc.label("l")
         rel = enc.trans(s, a, t, lab, "step")
         solvers = {}
@@ -373,12 +374,21 @@ def houdini(enc: Encoding, candidates: Sequence[Candidate], kinds: Sequence[int]
     base = new_solver(pure_bv, timeout_ms)
     s0 = enc.state("i")
     base.add((init or enc.init)(s0))
-    alive = []
-    for c in candidates:
-        if base.check(z3.Not(c.holds(s0))) == z3.unsat:
-            alive.append(c)
-        else:
+    alive = list(candidates)
+    while alive:  # base case: one query per round, dropping every candidate its model breaks
+        base.push()
+        base.add(z3.Not(z3.And([c.holds(s0) for c in alive])))
+        r = base.check()
+        model = base.model() if r == z3.sat else None
+        base.pop()
+        if r == z3.unsat:
+            break
+        if model is None:
+            raise TimeoutError(f"base case: {base.reason_unknown()}")
+        broken = [c for c in alive if not z3.is_true(model.eval(c.holds(s0), model_completion=True))]
+        for c in broken:
             dropped[c.name] = "init"
+        alive = [c for c in alive if c not in broken]
     rounds = 0
     while True:
         rounds += 1

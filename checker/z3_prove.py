@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import z3
-
 from kreassign.spec.known_violations import known_violation
 from kreassign.spec.properties import ALWAYS, TRANSITION
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
@@ -65,6 +65,10 @@ NOT_ENCODED = {
 #: BMC depth per profile (the explorer's longest known counterexample plus margin)
 BMC_DEPTH = {"kraft": 6, "kraft-3.7": 6, "kip455": 7, "kip236": 8, "zk": 14}
 BMC_BROKERS = (3, 4)
+#: seconds a counterexample search may take per property before the verdict is "unknown"
+BMC_BUDGET_S = 60.0
+#: a single solver query gives up after this long (the verdict is then "unknown")
+QUERY_TIMEOUT_MS = 300_000
 #: width of the first, cheap Houdini pass
 PRUNE_WIDTH = 6
 
@@ -143,50 +147,41 @@ def prove_reassignment(
     encoded = [p for p in wanted if p in state_props or p in edge_props]
 
     invariant: list[str] = []
-    system = full_system = None
     strengthening = 0.0
     if encoded:
         say(f"{profile}: strengthening (Houdini) at width {max_brokers}")
         cands = inv_enc.candidates()
         seconds = 0.0
-        if max_brokers > PRUNE_WIDTH:
-            # a counterexample to induction over ≤ PRUNE_WIDTH brokers is one at any larger width (the
-            # broker set is a symbolic prefix), so what fails there is dropped first, cheaply
-            small = make(PRUNE_WIDTH, targets=targets, epochs=False, min_brokers=min(min_brokers, PRUNE_WIDTH))
-            pre = houdini(small, small.candidates(), small.KINDS, pure_bv=True)
-            seconds += pre.seconds
-            cands = [c for c in cands if c.name in pre.inductive]
-        h = houdini(inv_enc, cands, inv_enc.KINDS, pure_bv=True)
+        try:
+            if max_brokers > PRUNE_WIDTH:
+                # a counterexample to induction over ≤ PRUNE_WIDTH brokers is one at any larger width (the
+                # broker set is a symbolic prefix), so what fails there is dropped first, cheaply
+                small = make(PRUNE_WIDTH, targets=targets, epochs=False,
+                             min_brokers=min(min_brokers, PRUNE_WIDTH))
+                pre = houdini(small, small.candidates(), small.KINDS, pure_bv=True, timeout_ms=QUERY_TIMEOUT_MS)
+                seconds += pre.seconds
+                cands = [c for c in cands if c.name in pre.inductive]
+            h = houdini(inv_enc, cands, inv_enc.KINDS, pure_bv=True, timeout_ms=QUERY_TIMEOUT_MS)
+        except TimeoutError as e:
+            return [ProofResult(name, profile, None, UNKNOWN, 0.0, note=f"solver gave up: {e}") for name in wanted]
         strengthening = seconds + h.seconds
         invariant = h.inductive
         system = h.system
         by_name = {c.name: c for c in inv_enc.candidates()}
         lemmas = [n for n in invariant if n not in state_props]
+        systems = _Systems(inv_enc, full_enc, system, invariant, by_name)
     for name in wanted:
         if name in NOT_ENCODED or name not in state_props and name not in edge_props:
             results.append(ProofResult(name, profile, None, UNKNOWN, 0.0,
                                        note=NOT_ENCODED.get(name, "not encoded")))
             continue
         started = time.perf_counter()
-        proved = False
-        if name in state_props and name in invariant:
-            say(f"{profile}: {name}: base case and inductive step")
-            base = prove_base(inv_enc, state_props[name], pure_bv=True)
-            step = system.counterexample(z3.Not(by_name[name].holds(system.t)))
-            proved = base == z3.unsat and step is None
-        elif name in edge_props:
-            say(f"{profile}: {name}: one step under the invariant")
-            if name == "epochs_monotone":
-                if full_system is None:
-                    from .z3_encoding import StepSystem
-
-                    full_system = StepSystem.build(full_enc, full_enc.KINDS)
-                    full_system.assume([by_name[n].holds for n in invariant])
-                sysm = full_system
-            else:
-                sysm = system
-            prop = edge_props[name]
-            proved = sysm.counterexample(z3.Not(prop(sysm.s, sysm.a, sysm.t, sysm.lab))) is None
+        say(f"{profile}: {name}: " + ("base case and inductive step" if name in state_props
+                                      else "one step under the invariant"))
+        try:
+            proved = _prove_one(name, systems, state_props, edge_props)
+        except TimeoutError:
+            proved = False
         if proved:
             how = "base case + inductive step" if name in state_props else "one step under the invariant"
             results.append(ProofResult(name, profile, span, PROVED, time.perf_counter() - started,
@@ -212,17 +207,56 @@ def prove_reassignment(
     return results
 
 
+class _Systems:
+    """The solvers the proofs of one profile share (the epoch-free one from Houdini, the full one lazily)."""
+
+    def __init__(self, inv_enc, full_enc, system, invariant: list[str], by_name: dict):
+        self.inv_enc, self.full_enc, self.system = inv_enc, full_enc, system
+        self.invariant, self.by_name = invariant, by_name
+        self._full = None
+
+    def full(self):
+        """The relation with epochs, under the same invariant (epochs influence no other field)."""
+        if self._full is None:
+            from .z3_encoding import StepSystem
+
+            self._full = StepSystem.build(self.full_enc, self.full_enc.KINDS, timeout_ms=QUERY_TIMEOUT_MS)
+            self._full.assume([self.by_name[n].holds for n in self.invariant])
+        return self._full
+
+
+def _prove_one(name: str, systems: _Systems, state_props: dict, edge_props: dict) -> bool:
+    """A state property of the invariant: its own base case and inductive step; a transition property:
+    one step under the invariant. Raises TimeoutError if a solver gives up."""
+    if name in state_props:
+        if name not in systems.invariant:
+            return False
+        base = prove_base(systems.inv_enc, state_props[name], pure_bv=True)
+        system = systems.system
+        return base == z3.unsat and system.counterexample(z3.Not(systems.by_name[name].holds(system.t))) is None
+    system = systems.full() if name == "epochs_monotone" else systems.system
+    prop = edge_props[name]
+    return system.counterexample(z3.Not(prop(system.s, system.a, system.t, system.lab))) is None
+
+
 def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",
                         max_attempts: int = 20, variant: tuple[type, Any] | None = None,
-                        max_depth: int | None = None) -> tuple[int, str | None, int] | None:
+                        max_depth: int | None = None,
+                        budget_s: float | None = None) -> tuple[int, str | None, int] | None:
     """Bounded model checking from the explorer's initial state; (brokers, trace file, steps) or None."""
     prop = next(p for p in REASSIGN_PROPERTIES if p.name == prop_name)
+    deadline = time.perf_counter() + (budget_s if budget_s is not None else BMC_BUDGET_S)
     for n in BMC_BROKERS:
-        kw = dict(targets=targets, epochs=True, exact_rf=targets == "rf")
+        kw = {"targets": targets, "epochs": True, "exact_rf": targets == "rf"}
         enc = variant[0](n, **kw) if variant else encoding(profile, n, **kw)
         state_props, edge_props = enc.state_properties(), enc.edge_properties()
         bmc = Bmc(enc, init=enc.init_explorer)
+        s0 = bmc.states[0]
+        # within one length, prefer the explorer's default configuration (rf 2, no unclean elections)
+        preferences = [[z3.Not(s0.unc), s0.rf == min(2, n)], [z3.Not(s0.unc)], []]
         for depth in range(1, (max_depth or BMC_DEPTH.get(profile, 6)) + 1):
+            if time.perf_counter() > deadline:
+                return None
             bmc.unroll(depth)
             if prop.kind == ALWAYS:
                 bad = z3.Not(state_props[prop_name](bmc.states[depth]))
@@ -234,6 +268,11 @@ def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", ou
                 model = bmc.find(depth, bad, blocked)
                 if model is None:
                     break
+                for prefer in preferences[:-1]:  # a path of this length exists: prefer a default-like one
+                    better = bmc.find(depth, bad, blocked + prefer)
+                    if better is not None:
+                        model = better
+                        break
                 path = _concrete_path(variant[1] if variant else profile, enc, bmc, model, depth, targets)
                 if path is not None:
                     rm, steps = path
@@ -332,5 +371,16 @@ def prove(profiles: Sequence[str] = ALL_PROFILES, *, max_brokers: int = 32, min_
     return out
 
 
-__all__ = ["ALL_PROFILES", "PROVED", "QUOTA_PROFILES", "REASSIGNMENT_PROFILES", "REFUTED", "UNKNOWN", "ProofResult",
-           "prove", "prove_reassignment", "refute_reassignment", "Candidate"]
+__all__ = [
+    "ALL_PROFILES",
+    "PROVED",
+    "QUOTA_PROFILES",
+    "REASSIGNMENT_PROFILES",
+    "REFUTED",
+    "UNKNOWN",
+    "Candidate",
+    "ProofResult",
+    "prove",
+    "prove_reassignment",
+    "refute_reassignment",
+]

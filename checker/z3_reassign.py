@@ -33,18 +33,16 @@ which others there are), so an invariant proved here holds for the real behaviou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import z3
-
 from kreassign.spec import actions as A
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 
 from .z3_encoding import (
     BOOL,
-    bind,
-    fast_and,
     COUNT,
     ENUM,
     INT,
@@ -54,7 +52,9 @@ from .z3_encoding import (
     Encoding,
     Field,
     Vars,
+    bind,
     choose,
+    fast_and,
     leader_mask,
     lowest,
     mask,
@@ -880,7 +880,27 @@ def encoding(profile: str, n: int, **kw: Any) -> ReassignEncoding:
 
 
 __all__ = [
-    "ADMIN_KINDS", "CANCEL", "ELECT_PREFERRED", "ELECT_UNCLEAN", "ENCODINGS", "EXPAND", "FAIL", "FAILOVER",
-    "KIND_NAMES", "RECOVER", "REASSIGN", "SHRINK", "STEP", "TARGET_MODES", "Branch", "Kraft37Encoding",
-    "KraftEncoding", "ReassignEncoding", "accepted", "encoding", "lowest", "popcount_int", "reassigning",
+    "ADMIN_KINDS",
+    "CANCEL",
+    "ELECT_PREFERRED",
+    "ELECT_UNCLEAN",
+    "ENCODINGS",
+    "EXPAND",
+    "FAIL",
+    "FAILOVER",
+    "KIND_NAMES",
+    "REASSIGN",
+    "RECOVER",
+    "SHRINK",
+    "STEP",
+    "TARGET_MODES",
+    "Branch",
+    "Kraft37Encoding",
+    "KraftEncoding",
+    "ReassignEncoding",
+    "accepted",
+    "encoding",
+    "lowest",
+    "popcount_int",
+    "reassigning",
 ]

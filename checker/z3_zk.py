@@ -18,10 +18,10 @@ candidate where the reference takes the first in assignment order.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import z3
-
 from kreassign.spec.state import NO_LEADER
 
 from .z3_encoding import BOOL, ENUM, SET, Field, Vars, choose, mask, onehot, subset
@@ -220,7 +220,7 @@ class ZkEncoding(ClassicEncoding):
                      "requested = replicas − removing", "replicas = original ∪ requested",
                      "adding = requested − original", "removing = original − requested"):
             lem.pop(name, None)
-        ps = lambda s, *ks: z3.Or([s.PS == self.ps(k) for k in ks])  # noqa: E731
+        ps = lambda s, *ks: z3.Or([s.PS == self.ps(k) for k in ks])
         lem.update({
             "step in range": lambda s: z3.ULE(s.PS, self.ps(B7)),
             "memory = zookeeper when idle or in phase A": lambda s: z3.Implies(
@@ -284,4 +284,4 @@ class ZkEncoding(ClassicEncoding):
         return super().concrete_action(values)
 
 
-__all__ = ["STEP_NAMES", "ZkEncoding", "NO_LEADER", "choose"]
+__all__ = ["NO_LEADER", "STEP_NAMES", "ZkEncoding", "choose"]

@@ -14,6 +14,7 @@ from kreassign.checker.z3_encoding import Bmc, Candidate, StepSystem, houdini
 from kreassign.checker.z3_prove import PROVED, REFUTED
 from kreassign.checker.z3_quota import (
     QuotaEncoding,
+    prove_interval_strict,
     prove_quota,
     prove_topic_induction,
     quota_differential,
@@ -24,12 +25,27 @@ from kreassign.spec import quota as Q
 from kreassign.spec.known_violations import KNOWN
 
 
-@pytest.mark.parametrize("profile", ["kip599", "kip599-draft"])
-@pytest.mark.parametrize("size", ["small", "rounding", "quota-change"])
+@pytest.mark.parametrize("profile,size", [("kip599", "small"), ("kip599", "quota-change"), ("kip599", "rounding"),
+                                          ("kip599-draft", "small"), ("kip599-draft", "quota-change")])
 def test_encoding_agrees_with_the_quota_model_on_every_state(profile, size):
     report = quota_differential(quota_model(profile, size))
     assert report.edges > 40
     assert report.ok, "\n".join(report.mismatches)
+
+
+#: strict [1] and [3], an old client's [1,1] (its two throttles differ: the last is not the smallest)
+MIXED = (Q.RequestShape(Q.CREATE_TOPICS, 7, (1,)), Q.RequestShape(Q.CREATE_TOPICS, 7, (3,)),
+         Q.RequestShape(Q.CREATE_TOPICS, 5, (1, 1)))
+
+
+def mixed(profile: str, rule=None) -> QuotaModel:
+    return QuotaModel(replace(quota_model(profile, "small").config, shapes=MIXED, ticks=(1000,), token_floor=None),
+                      rule=rule)
+
+
+@pytest.mark.parametrize("profile", ["kip599", "kip599-draft"])
+def test_encoding_agrees_with_old_clients_of_several_topics(profile):
+    assert quota_differential(mixed(profile)).ok
 
 
 @pytest.mark.parametrize("mutant", [
@@ -39,11 +55,7 @@ def test_encoding_agrees_with_the_quota_model_on_every_state(profile, size):
 ], ids=lambda r: r.name)
 def test_a_mutated_quota_rule_fails_the_differential_test(mutant):
     profile = "kip599-draft" if mutant.name == "draft-strict" else "kip599"
-    # an old client's request of two topics: the two throttles differ, so the last is not the smallest
-    shapes = quota_model(profile, "small").config.shapes + (Q.RequestShape(Q.CREATE_TOPICS, 5, (1, 1)),)
-    model = QuotaModel(replace(quota_model(profile, "small").config, shapes=shapes, token_floor=None), rule=mutant)
-    assert quota_differential(quota_model(profile, "small", shapes=shapes)).ok
-    report = quota_differential(model, max_mismatches=1)
+    report = quota_differential(mixed(profile, mutant), max_mismatches=1)
     assert not report.ok
 
 
@@ -69,6 +81,11 @@ def test_retry_counterexample_has_exact_numbers(tmp_path):
     assert trace.steps[-1]["action"]["type"] == "ClientRetryAfterThrottle"
     assert trace.steps[-1]["state"]["rejected"] > 0
     assert Fraction(trace.bounds["rate"]) > 0
+
+
+def test_interval_bound_for_strict_requests_alone():
+    assert prove_interval_strict("kip599") and prove_interval_strict("kip599-draft")
+    assert not prove_interval_strict("kip599", with_permissive=True)  # old clients break it
 
 
 def test_topic_induction_for_any_number_of_topics():
