@@ -58,6 +58,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-minimize", action="store_true", help="keep BFS counterexamples as found")
     parser.add_argument("--symmetry", action="store_true",
                         help="explore broker-renaming orbits (profiles zk and kip455; use --targets permutations)")
+    add_bound_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bound flags shared by `check` and `fuzz` (read back by `bound_overrides`)."""
     for name in BOUND_FLAGS:
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, dest=name, metavar="N")
     parser.add_argument("--targets", help='"all" RF-subsets, "permutations", or replica lists like "1,2;3,4"')
@@ -67,7 +73,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replication", action="store_true", default=None, help="switch on the replication layer")
     parser.add_argument("--znode", action="store_true", default=None, help="zk/kip236: the /admin/reassign_partitions route")
     parser.add_argument("--no-isr-changes", action="store_true", help="leaders never change the ISR")
-    parser.set_defaults(func=run)
 
 
 def _lists(text: str, flag: str) -> list[list[int]]:

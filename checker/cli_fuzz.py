@@ -20,7 +20,7 @@ from typing import Any
 from kreassign.spec.known_violations import known_violation
 from tabulate import tabulate
 
-from .cli_check import BOUND_FLAGS, DEFAULT_SUITE, bound_overrides
+from .cli_check import DEFAULT_SUITE, add_bound_arguments, bound_overrides
 from .config import Bounds, ConfigError, bounds_from_mapping, load_config
 from .models import QUOTA, REASSIGNMENT, build_model, model_kind
 from .stateful import EXAMPLE_FOUND, KNOWN, NOT_CHECKED, PASSED, VIOLATED, FuzzResult, fuzz_settings, run_fuzz
@@ -39,15 +39,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--impl", metavar="SPEC",
                         help="also run another implementation in lockstep: module:Class, file.py:Class or 'exec:COMMAND'")
     parser.add_argument("--config", help="TOML file with [bounds] (checker/config.py)")
-    for name in BOUND_FLAGS:
-        parser.add_argument(f"--{name.replace('_', '-')}", type=int, dest=name, metavar="N")
-    parser.add_argument("--targets", help='"all" RF-subsets, "permutations", or replica lists like "1,2;3,4"')
-    parser.add_argument("--initial", help='initial replicas per partition, like "1,2;2,3"')
-    parser.add_argument("--elections", help="comma-separated: PREFERRED,UNCLEAN")
-    parser.add_argument("--unclean", action="store_true", default=None, help="the topic allows unclean elections")
-    parser.add_argument("--replication", action="store_true", default=None, help="switch on the replication layer")
-    parser.add_argument("--znode", action="store_true", default=None, help="zk/kip236: the /admin/reassign_partitions route")
-    parser.add_argument("--no-isr-changes", action="store_true", help="leaders never change the ISR")
+    add_bound_arguments(parser)
     parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     parser.add_argument("--no-exhaustive", action="store_true", help="do not count the exhaustive state space")
