@@ -239,10 +239,11 @@ def order_variants(ms) -> list:
 
 
 def _any_variant(enc, model, ms, action, rf, t, lab) -> z3.BoolRef:
-    """t is the reference's successor of the state with its lists in some order (what sets cannot tell)."""
+    """t is the reference's successor of the state with its lists in some order (what sets cannot tell),
+    this order included."""
     alts = []
     seen = set()
-    for variant in order_variants(ms):
+    for variant in [ms, *order_variants(ms)]:
         try:
             nxt, label = model.step(variant, action)
         except (ValueError, IndexError, KeyError):  # a variant the reference refuses is no successor

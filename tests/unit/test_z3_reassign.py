@@ -36,10 +36,11 @@ def test_encoding_agrees_with_the_reference_on_every_state(profile):
     assert report.ok, "\n".join(map(str, report.mismatches))
 
 
-def test_encoding_agrees_with_unclean_topics_and_targets_of_any_size():
-    bounds = Bounds(brokers=3, rf=2, targets=((1, 3), (1, 2, 3), (3,)), reassigns=2, cancels=1, failures=1,
-                    unclean=True)
-    report = differential(encoding("kraft", 3, targets="any"), ReassignmentModel("kraft", bounds))
+def test_encoding_agrees_with_unclean_topics_elections_and_targets_of_any_size():
+    bounds = Bounds(brokers=3, rf=2, targets=((1, 3), (1, 2, 3)), reassigns=2, cancels=1, failures=1,
+                    unclean=True, elections=("PREFERRED", "UNCLEAN"))
+    enc = encoding("kraft", 3, targets="any", elections=("PREFERRED", "UNCLEAN"))
+    report = differential(enc, ReassignmentModel("kraft", bounds))
     assert report.edges > 500
     assert report.ok, "\n".join(map(str, report.mismatches))
 
@@ -168,7 +169,7 @@ def test_the_broken_variant_agrees_with_its_reference_and_is_refuted(tmp_path):
     report = differential(BrokenRevertEncoding(3), ReassignmentModel(mutant, SMALL))
     assert report.ok, "\n".join(map(str, report.mismatches))
     results = {r.property: r for r in prove_reassignment(
-        "kraft", max_brokers=8, properties=["isr_in_replicas", "leader_in_isr"], out_dir=str(tmp_path),
+        "kraft", max_brokers=4, properties=["isr_in_replicas", "leader_in_isr"], out_dir=str(tmp_path),
         variant=(BrokenRevertEncoding, mutant))}
     assert results["isr_in_replicas"].verdict == REFUTED
     assert results["leader_in_isr"].verdict == PROVED
