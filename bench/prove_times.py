@@ -19,9 +19,8 @@ import sys
 import tempfile
 import time
 
-from tabulate import tabulate
-
 from kreassign.checker.z3_prove import ALL_PROFILES, INVARIANT, REASSIGNMENT_PROFILES, prove
+from tabulate import tabulate
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,9 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import z3
-from kreassign.spec.state import NO_LEADER
 
-from .z3_encoding import BOOL, ENUM, SET, Field, Vars, choose, mask, onehot, subset
+from .z3_encoding import BOOL, ENUM, SET, Field, Vars, mask, onehot, subset
 from .z3_reassign import (
     CANCEL,
     EXPAND,
@@ -280,8 +279,6 @@ class ZkEncoding(ClassicEncoding):
         })
         return lem
 
-    def concrete_action(self, values: dict[str, Any]):
-        return super().concrete_action(values)
 
 
-__all__ = ["NO_LEADER", "STEP_NAMES", "ZkEncoding", "choose"]
+__all__ = ["STEP_NAMES", "ZkEncoding"]
