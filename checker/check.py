@@ -189,7 +189,7 @@ def check_model(
         file = None
         if out_dir is not None:
             kind = "mismatch" if prop.name == "implementation_matches_reference" else prop.kind
-            trace = trace_from_path(small_model, model_kind, prop.name, kind, path, loop_start=loop,
+            trace = trace_from_path(small_model, model_kind, prop.name, kind, path, loop_start=loop, engine=engine,
                                     description=prop.description)
             file = os.path.join(out_dir, f"{profile}__{prop.name}.json")
             write_trace(trace, file)

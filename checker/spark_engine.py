@@ -9,15 +9,17 @@ engine. docs/spark.md explains the design and its costs; in short:
   Spark job per level runs one task per bucket, which deduplicates the candidates sent to
   its bucket against its visited set, checks the new states, expands them and sends each
   successor to the bucket that owns it (one shuffle per level, which carries the visited
-  sets too; every level's output is cached and its lineage cut);
+  sets too; every level's output is cached and its lineage cut); the first, small levels
+  run the same task code on the driver, where they cost less than a Spark job;
 - states travel as compact bytes (checker/spark_codec.py), never pickled;
 - discovery keys (checker/spark_tasks.py) make the state order of every level exactly the
   embedded engine's: counts, verdicts and counterexamples do not depend on the number of
   buckets or on the order tasks run in, and paths are rebuilt on the driver from the keys
   (the k-th successor of the parent, recursively), so they are shortest paths with the
   model's own action labels, in the same Path shape as the embedded engine's;
-- tasks are pure functions of their input and findings travel as data (no accumulators),
-  so a retried task changes nothing; each level can be checkpointed (checkpoint_dir) and an
+- tasks are pure functions of their input, and their findings reach the driver through an
+  accumulator merged by (level, bucket), which Spark fills from successful attempts only:
+  a retried task changes nothing; each level can be checkpointed (checkpoint_dir) and an
   interrupted run resumed from its last complete level (resume_dir).
 
 The driver keeps 8 bytes per state (the discovery keys, which are the BFS tree); with
@@ -50,6 +52,8 @@ from .spark_codec import CodecError, check_codec, codec_for
 
 DEFAULT_MASTER = "local[*]"
 PROGRESS_INTERVAL = 1.0  # seconds between progress calls (checked after each level)
+#: the first levels run on the driver while each takes less than this (a Spark job costs 0.1-0.3 s)
+DRIVER_LEVEL_SECONDS = 0.02
 
 #: Spark's own logging, quietened: errors only, on stderr (the JVM still prints one line about
 #: jdk.incubator.vector, which no configuration removes)
@@ -297,9 +301,11 @@ class SparkRun:
     def __init__(self, sc: Any, model: Model, *, partitions: int | None, checkpoint_dir: str | None, resume: bool,
                  max_states: int | None, max_depth: int | None, check_deadlock: bool, stop_on_violation: bool,
                  progress: Callable[[int, int, float], None] | None, keep_graph: bool,
-                 level_log: list[dict[str, Any]] | None = None):
+                 level_log: list[dict[str, Any]] | None = None, warmup: bool = True):
         self.sc, self.model = sc, model
+        self.warmup = warmup
         self.level_log = level_log
+        self._jvm_classes: tuple[Any, ...] | None = None
         self.buckets = int(partitions or os.environ.get("KREASSIGN_SPARK_PARTITIONS") or
                            sc.getConf().get("spark.kreassign.partitions", "0") or 0) or max(1, sc.defaultParallelism)
         self.max_states, self.max_depth = max_states, max_depth
@@ -368,15 +374,15 @@ class SparkRun:
         }
 
     def _step(self, rdd: Any, job: dict[str, Any], prev_keys: Any = None) -> _Level:
-        """The level's tasks over `rdd` (records keyed by bucket), output cached, lineage cut."""
-        from pyspark import StorageLevel
+        """The level's tasks over `rdd` (records keyed by bucket), output cached, lineage cut.
 
+        `localCheckpoint` caches the output (memory and disk) and, once the job ran, forgets how
+        it was computed: the lineage stays one level long."""
         results = self.sc.accumulator({}, T.Results())
         step = functools.partial(T.step_to_shuffle, job=job, recipe=self.recipe_bc, prev_keys=prev_keys,
                                  results=results)
         keyed = rdd.mapPartitionsWithIndex(step)
         keyed._bypass_serializer = True  # the step writes PySpark's shuffle format itself
-        keyed.persist(StorageLevel.MEMORY_AND_DISK)
         keyed.localCheckpoint()
         return _Level(keyed, results, job["level"])
 
@@ -391,15 +397,18 @@ class SparkRun:
         if len(found) != self.buckets:
             raise RuntimeError(f"level {level.number}: {len(found)} of {self.buckets} buckets reported (engine bug)")
         records = [(tag, v) for b in sorted(found) for tag, values in found[b].items() for v in values]
+        self._log_level(level.number, records, job_seconds, spark=True)
+        return records
+
+    def _log_level(self, number: int, records: list[tuple[str, Any]], job_seconds: float, spark: bool = False) -> None:
         if self.level_log is not None:
             stats = [v for tag, v in records if tag == T.STATS]
             now = time.perf_counter()
             self.level_log.append({
-                "level": level.number, "new_states": sum(v["new"] for v in stats),
+                "level": number, "where": "spark" if spark else "driver", "new_states": sum(v["new"] for v in stats),
                 "edges": sum(v.get("transitions", 0) for v in stats), "job_seconds": job_seconds,
                 "seconds": now - self._level_started})
             self._level_started = now
-        return records
 
     def _seed_records(self) -> list[tuple[int, tuple[str, Any]]]:
         """The initial states as level 0, split into buckets (keys 0..n-1 in init_states order)."""
@@ -423,16 +432,22 @@ class SparkRun:
     def _shuffled(self, rdd: Any) -> Any:
         return rdd.partitionBy(self.buckets, T.bucket_of)
 
-    def _next_input(self, level: _Level) -> Any:
+    def _next_input(self, level: Any) -> Any:
         """The shuffle of a level's cached output by bucket, done by the JVM (PySpark's partitionBy
-        without its Python stage: the step already wrote (bucket, pickled batch) pairs)."""
+        without its Python stage: the step already wrote (bucket, pickled batch) pairs); for a level
+        run on the driver, its records, bucket q's in partition q."""
+        if isinstance(level, _DriverLevel):
+            per_bucket = [level.to[b] for b in range(self.buckets)]
+            return self.sc.parallelize(per_bucket, self.buckets).flatMap(_each)
         from pyspark.rdd import RDD
         from pyspark.serializers import BatchedSerializer, CPickleSerializer
 
-        jvm = self.sc._jvm
-        pairs = jvm.PairwiseRDD(level.keyed._jrdd.rdd()).asJavaPairRDD()
-        partitioner = jvm.PythonPartitioner(self.buckets, id(T.bucket_of))
-        jrdd = jvm.PythonRDD.valueOfPair(pairs.partitionBy(partitioner))
+        if self._jvm_classes is None:  # each lookup is a round trip to the JVM
+            jvm = self.sc._jvm
+            self._jvm_classes = (jvm.PairwiseRDD, jvm.PythonPartitioner, jvm.PythonRDD)
+        pairwise, python_partitioner, python_rdd = self._jvm_classes
+        pairs = pairwise(level.keyed._jrdd.rdd()).asJavaPairRDD()
+        jrdd = python_rdd.valueOfPair(pairs.partitionBy(python_partitioner(self.buckets, id(T.bucket_of))))
         return RDD(jrdd, self.sc, BatchedSerializer(CPickleSerializer()))
 
     # -- the search -----------------------------------------------------------------------------------
@@ -451,21 +466,29 @@ class SparkRun:
         return self._result(time.perf_counter() - started, complete)
 
     def _search(self) -> bool:
-        """Level after level until no new state (or a bound); True iff the search ran to the end."""
-        self._outputs: list[_Level] = []  # cached level outputs, dropped on the way out whatever happens
+        """Level after level until no new state (or a bound); True iff the search ran to the end.
+
+        The first levels run on the driver, with the tasks' own code, while a level takes less than
+        DRIVER_LEVEL_SECONDS (a Spark job costs more than that); the first longer one hands its
+        output over to Spark, which runs every later level."""
+        self._outputs: list[Any] = []  # cached level outputs, dropped on the way out whatever happens
         self._broadcasts: list[Any] = []
         try:
             level, out, stop, done = self._start()
             self._outputs.append(out)
             while not stop:
                 more = self.max_depth is None or level + 1 < self.max_depth
-                keys_bc = self.sc.broadcast(self.level_keys[level].tobytes())
-                self._broadcasts.append(keys_bc)
                 job = self._job("expand" if more else "count", level=level + 1)
-                nxt = self._step(self._next_input(out), job, keys_bc)
-                self._outputs.append(nxt)
-                results = self._collect(nxt)
-                keys_bc.unpersist()  # executors need it no more (the driver keeps it: lineage refers to it)
+                if isinstance(out, _DriverLevel) and out.seconds < DRIVER_LEVEL_SECONDS:
+                    nxt = self._on_driver(out.to, job, self.level_keys[level].tobytes())
+                    results = nxt.results
+                else:
+                    keys_bc = self.sc.broadcast(self.level_keys[level].tobytes())
+                    self._broadcasts.append(keys_bc)
+                    nxt = self._step(self._next_input(out), job, keys_bc)
+                    self._outputs.append(nxt)
+                    results = self._collect(nxt)
+                    keys_bc.unpersist()  # executors need it no more (the driver keeps it: lineage refers to it)
                 out.unpersist()
                 out = nxt
                 level += 1
@@ -490,12 +513,38 @@ class SparkRun:
                 return resumed
         if self.run_dir is not None:
             ckpt.remove_uncommitted(self.fs, self.run_dir, 0)
-        rdd = self._shuffled(self.sc.parallelize(self._seed_records(), self.buckets))
-        out = self._step(rdd, self._job("seed", level=0, seed_level=0, check=True))
-        stop, done = self._absorb(0, self._collect(out))
+        job = self._job("seed", level=0, seed_level=0, check=True)
+        if self.warmup:
+            inputs: dict[int, list[Any]] = {}
+            for b, record in self._seed_records():
+                inputs.setdefault(b, []).append((b, record))
+            out = self._on_driver(inputs, job, None)
+            results = out.results
+        else:
+            out = self._step(self._shuffled(self.sc.parallelize(self._seed_records(), self.buckets)), job)
+            results = self._collect(out)
+        stop, done = self._absorb(0, results)
         self._commit(0, out, done)
         self._report()
         return 0, out, stop, done
+
+    def _on_driver(self, inputs: dict[int, list[Any]], job: dict[str, Any], prev_keys: bytes | None) -> _DriverLevel:
+        """One level on the driver: every bucket's task in turn, in this process (same code, same output)."""
+        started = time.perf_counter()
+        out = _DriverLevel(job["level"], {b: [] for b in range(self.buckets)})
+        keys = None if prev_keys is None else _Value(prev_keys)
+        for b in range(self.buckets):
+            for target, (tag, value) in T.run_step(b, inputs.get(b, []), job, self.recipe_bc, keys):
+                if target >= 0:
+                    out.to[target].append((target, (tag, value)))
+                    continue
+                if tag == T.STATS or (job["keep_graph"] and tag in (T.STATES, T.EDGES)):
+                    out.results.append((tag, value))
+                if job["save_states"] and tag in (T.STATES, T.EDGES):
+                    out.saved.append((tag, value))
+        out.seconds = time.perf_counter() - started
+        self._log_level(out.number, out.results, out.seconds)
+        return out
 
     def _absorb(self, level: int, results: list[tuple[str, Any]]) -> tuple[bool, bool]:
         """Fold one level's results into the search; return (stop, done)."""
@@ -503,6 +552,8 @@ class SparkRun:
         keys = np.sort(np.concatenate([np.frombuffer(s["keys"], dtype=np.int64) for s in stats]))
         if not len(keys):
             return True, True
+        if len(keys) >= 1 << 31:  # a parent's rank must leave room for two edge indices in an int64
+            raise RuntimeError(f"level {level} has {len(keys):,} states: the Spark engine handles up to 2**31 per level")
         threshold = None
         if self.max_states is not None and self.states + len(keys) > self.max_states:
             room = self.max_states - self.states
@@ -580,8 +631,12 @@ class SparkRun:
         from pyspark.rdd import RDD
         from pyspark.serializers import NoOpSerializer
 
-        raw = RDD(out.keyed._jrdd, self.sc, NoOpSerializer())
-        lines = raw.mapPartitions(functools.partial(T.saved_states, level=level))
+        if isinstance(out, _DriverLevel):
+            text = [T.saved_line(tag, level, value) for tag, value in out.saved]
+            lines = self.sc.parallelize(text, max(1, min(self.buckets, len(text))))
+        else:
+            raw = RDD(out.keyed._jrdd, self.sc, NoOpSerializer())
+            lines = raw.mapPartitions(functools.partial(T.saved_states, level=level))
         _run_job(lambda: lines.saveAsTextFile(f"{directory}/data"))
         ckpt.write_meta(self.fs, self.run_dir, level, self._meta(level, done))
 
@@ -750,8 +805,35 @@ class _Level:
     number: int
 
     def unpersist(self) -> None:
-        if self.keyed is not None and self.keyed.is_cached:
-            _quietly(self.keyed.unpersist)
+        if self.keyed is not None:
+            _quietly(self.keyed._jrdd.unpersist)  # (cached by localCheckpoint, which PySpark does not track)
+            self.keyed = None
+
+
+@dataclass
+class _DriverLevel:
+    """A level computed on the driver: the next level's input per bucket, the findings, the
+    records a checkpoint saves, and how long it took."""
+
+    number: int
+    to: dict[int, list[Any]]
+    results: list[tuple[str, Any]] = field(default_factory=list)
+    saved: list[tuple[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def unpersist(self) -> None:
+        self.to = {}
+
+
+class _Value:
+    """Stands for a broadcast variable when a task's code runs on the driver."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _each(records: list[Any]) -> list[Any]:
+    return records
 
 
 def _quietly(cleanup: Callable[[], Any]) -> None:
@@ -789,12 +871,13 @@ def explore_spark(model: Model, *, sc: Any = None, master: str = DEFAULT_MASTER,
                   checkpoint_dir: str | None = None, resume: bool = False, max_states: int | None = None,
                   max_depth: int | None = None, check_deadlock: bool = False, stop_on_violation: bool = False,
                   progress: Callable[[int, int, float], None] | None = None, keep_graph: bool = False,
-                  level_log: list[dict[str, Any]] | None = None) -> ExploreResult:
+                  level_log: list[dict[str, Any]] | None = None, warmup: bool = True) -> ExploreResult:
     """`bfs.explore` on Spark: the same counts, verdicts and (shortest) counterexamples.
 
-    `level_log`, when given, receives one dict per Spark job (level, new_states, edges expanded,
-    job_seconds, seconds since the previous job ended): the per-level costs bench/spark_scaling.py
-    reports.
+    `level_log`, when given, receives one dict per level (where it ran, new_states, edges expanded,
+    job_seconds, seconds since the previous level ended): the per-level costs bench/spark_scaling.py
+    reports. `warmup=False` runs every level on Spark (by default the first, small levels run on
+    the driver, see `SparkRun._search`).
 
     Differences, all documented in docs/spark.md: with `max_states` the same states are kept
     but the transitions counted are those of whole levels; with `stop_on_violation` the
@@ -805,7 +888,7 @@ def explore_spark(model: Model, *, sc: Any = None, master: str = DEFAULT_MASTER,
     run = SparkRun(sc, model, partitions=partitions, checkpoint_dir=checkpoint_dir, resume=resume,
                    max_states=max_states, max_depth=max_depth, check_deadlock=check_deadlock,
                    stop_on_violation=stop_on_violation, progress=progress, keep_graph=keep_graph,
-                   level_log=level_log)
+                   level_log=level_log, warmup=warmup)
     return run.run()
 
 

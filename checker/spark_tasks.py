@@ -1,7 +1,8 @@
 """The Spark engine's executor side: one BFS level of one hash bucket, as a pure function.
 
-`run_step(bucket, records, job)` is the whole per-task program (checker/spark_engine.py
-drives the levels). Its input is the bucket's visited set and the candidate successors
+`run_step(bucket, records, job, recipe, prev_keys)` is the whole per-task program
+(checker/spark_engine.py drives the levels; `step_to_shuffle` wraps it for Spark, the driver
+calls it directly for the first, small levels). Its input is the bucket's visited set and the candidate successors
 the previous level sent to this bucket; its output is the bucket's new visited set, the
 candidates for the next level (one blob per target bucket), the level's new states and,
 for the driver, their discovery keys and the level's findings. Everything a task needs
@@ -748,8 +749,12 @@ def saved_states(records: Iterable[bytes], level: int) -> Iterator[str]:
     for _, payload in zip(it, it):
         for _, (tag, value) in _SERIALIZER.loads(payload):
             if tag in (STATES, EDGES):
-                bucket, blob = value
-                yield f"{tag}:{level}:{bucket} {base64.b64encode(pack(list(blob))).decode()}"
+                yield saved_line(tag, level, value)
+
+
+def saved_line(tag: str, level: int, value: tuple[int, tuple[bytes, ...]]) -> str:
+    bucket, blob = value
+    return f"{tag}:{level}:{bucket} {base64.b64encode(pack(list(blob))).decode()}"
 
 
 def read_saved(line: str) -> tuple[str, bytes]:

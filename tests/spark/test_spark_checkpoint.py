@@ -7,13 +7,16 @@ import os
 import pytest
 from kreassign.checker import spark_engine
 from kreassign.checker.bfs import explore
-from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.cli_check import QUOTA_SUITE
+from kreassign.checker.config import Bounds
 from kreassign.checker.models import build_model
 from kreassign.checker.reassign_model import ReassignmentModel
 
 pytestmark = pytest.mark.spark
 
 from kreassign.checker.spark_engine import explore_spark
+
+SMALL_KRAFT = Bounds(brokers=3, rf=2, reassigns=2, cancels=1)  # 100 states, 7 levels, 3 violations
 
 
 class FailsOncePerTask(ReassignmentModel):
@@ -44,21 +47,21 @@ def counts(result):
 
 
 def test_failed_tasks_change_nothing(sc, tmp_path):
-    model = FailsOncePerTask(str(tmp_path), "kip455", DEFAULT_SUITE["kip455"])
-    result = explore_spark(model, sc=sc)
+    bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
+    result = explore_spark(FailsOncePerTask(str(tmp_path), "kip455", bounds), sc=sc, warmup=False)
     assert len(os.listdir(tmp_path)) >= 3  # tasks failed at several levels, and were retried
-    assert counts(result) == counts(explore(build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"])))
+    assert counts(result) == counts(explore(build_model("reassignment", "kip455", bounds)))
 
 
 def test_resume_after_a_depth_bound_gives_the_uninterrupted_counts(sc, tmp_path):
-    """Stopped after level 5, resumed: the counts and paths of an uninterrupted run (the embedded
+    """Stopped after level 3, resumed: the counts and paths of an uninterrupted run (the embedded
     engine's, which test_spark_engine.py shows equal to an uninterrupted Spark run's)."""
-    model = build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]())
+    model = build_model("reassignment", "kraft", SMALL_KRAFT)
     uninterrupted = explore(model)
-    part = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), max_depth=5)
-    assert (part.complete, part.depth) == (False, 5)
+    part = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), max_depth=3)
+    assert (part.complete, part.depth) == (False, 3)
     (run_dir,) = os.listdir(tmp_path)
-    assert sorted(os.listdir(tmp_path / run_dir)) == [f"level-{n:05d}" for n in range(5)]
+    assert sorted(os.listdir(tmp_path / run_dir)) == [f"level-{n:05d}" for n in range(3)]
     resumed = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), resume=True)
     assert counts(resumed) == counts(uninterrupted)
 
@@ -72,7 +75,7 @@ def test_an_interrupted_run_resumes_with_its_state_graph(sc, tmp_path, monkeypat
             raise Interrupted
 
     monkeypatch.setattr(spark_engine, "PROGRESS_INTERVAL", 0.0)  # a progress call after every level
-    model = build_model("reassignment", "kraft-3.7", DEFAULT_SUITE["kraft-3.7"])
+    model = build_model("reassignment", "kraft-3.7", Bounds(brokers=4, rf=2, reassigns=2, cancels=1))
     with pytest.raises(Interrupted):
         explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), keep_graph=True, progress=interrupt_at_level_4)
     resumed = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), resume=True, keep_graph=True)
@@ -86,13 +89,13 @@ def test_cli_resume_of_a_finished_run_reads_it_back(sc, tmp_path, capsys):
     from kreassign.cli import main
 
     def run(*args):
-        assert main(["check", "--profile", "kip599-draft", "--engine", "spark", "--out", str(tmp_path / "out"),
-                     *args]) == 0
-        return [line for line in capsys.readouterr().out.splitlines() if not line.startswith("kip599-draft ")]
+        assert main(["check", "--profile", "kraft", "--brokers", "3", "--failures", "0", "--engine", "spark",
+                     "--out", str(tmp_path / "out"), *args]) == 0
+        return [line for line in capsys.readouterr().out.splitlines() if not line.startswith("kraft ")]
 
     checkpoint = str(tmp_path / "ckpt")
     first = run("--checkpoint", checkpoint)
     assert run("--resume", checkpoint) == first
     with pytest.raises(FileNotFoundError):
-        explore_spark(build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"]), sc=sc,
+        explore_spark(build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]()), sc=sc,
                       checkpoint_dir=str(tmp_path / "missing"), resume=True)

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.spark
 from kreassign.checker.spark_engine import explore_spark, spark_explorer
 
 SMALL_ZK = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, failovers=1)
+SMALL_KIP455 = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)  # 457 states, 10 levels
 
 
 class CancelKeepsIsr(AnchorModel):
@@ -98,8 +99,6 @@ def assert_same(embedded, spark, model, identical_paths=True):
 
 
 CASES = {
-    "anchor-N4_fail": (lambda: anchor_model("N4_fail"), {"check_deadlock": True}, False),
-    "anchor-N5_nofail": (lambda: anchor_model("N5_nofail"), {}, False),
     "anchor-mutant": (lambda: CancelKeepsIsr(CONFIGS["N4_nofail"]), {}, True),
     "kraft": (lambda: build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"]), {}, True),
     "zk": (lambda: build_model("reassignment", "zk", SMALL_ZK), {}, True),
@@ -110,28 +109,32 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_same_answers_as_the_embedded_engine(sc, case):
+    """Every level on Spark (warmup=False), and with the first small levels on the driver."""
     make, options, identical = CASES[case]
     model = make()
     embedded = explore(model, **options)
-    assert_same(embedded, explore_spark(model, sc=sc, **options), model, identical)
-
-
-def test_the_mutant_is_caught_with_the_embedded_engines_path(sc):
-    result = explore_spark(CancelKeepsIsr(CONFIGS["N4_nofail"]), sc=sc)
-    assert set(result.violations) == {"IsrInRS"} and len(result.violations["IsrInRS"].path) == 4
+    levels: list[dict] = []
+    assert_same(embedded, explore_spark(model, sc=sc, warmup=False, level_log=levels, **options), model, identical)
+    assert {lv["where"] for lv in levels} == {"spark"}
+    if case == "kraft":
+        levels = []
+        assert_same(embedded, explore_spark(model, sc=sc, level_log=levels, **options), model, identical)
+        assert [lv["where"] for lv in levels][:2] == ["driver", "driver"] and levels[-1]["where"] == "spark"
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
 def test_results_do_not_depend_on_the_number_of_buckets(sc, buckets):
     """One, two (CASES above) and three buckets give the same answers, down to the counterexample
     paths (identical to the embedded engine's on the object store)."""
-    model = build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"])
+    model = build_model("reassignment", "kip455", SMALL_KIP455)
     assert_same(explore(model), explore_spark(model, sc=sc, partitions=buckets), model)
 
 
-def test_kernel_results_do_not_depend_on_the_number_of_buckets(sc):
+def test_kernel_model_same_answers_whatever_the_buckets(sc):
+    """The anchor's numpy kernel: the embedded counts with two buckets, the same paths with three."""
     anchor = anchor_model("N4_fail")
     two, three = (explore_spark(anchor, sc=sc, partitions=n, check_deadlock=True) for n in (2, 3))
+    assert_same(explore(anchor, check_deadlock=True), two, anchor, identical_paths=False)
     assert_same(two, three, anchor)
 
 
@@ -150,7 +153,7 @@ def test_bounds_and_stopping(sc):
 def test_state_graph_is_the_embedded_engines(sc):
     model = build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]())
     embedded = explore(model, keep_graph=True).graph
-    graph = explore_spark(model, sc=sc, keep_graph=True).graph
+    graph = explore_spark(model, sc=sc, keep_graph=True, warmup=False).graph
     assert graph.states == embedded.states
     assert graph.successors == embedded.successors
     assert graph.actions == embedded.actions  # decoded from the actions' JSON
@@ -172,9 +175,9 @@ def test_cli_engine_spark_prints_the_embedded_matrix(sc, capsys, tmp_path):
     from kreassign.cli import main
 
     def matrix(args):
-        assert main(["check", "--profile", "kip599", "--out", str(tmp_path), *args]) == 0
+        assert main(["check", "--profile", "kip455", "--reassigns", "1", "--out", str(tmp_path), *args]) == 0
         out = capsys.readouterr().out
-        return [line for line in out.splitlines() if not line.startswith("kip599 ")]  # drop the seconds
+        return [line for line in out.splitlines() if not line.startswith("kip455 ")]  # drop the seconds
 
     assert matrix(["--engine", "spark", "--master", "local[2]"]) == matrix([])
 
@@ -186,5 +189,7 @@ def test_a_model_that_fails_for_good_names_the_error(sc):
                 raise ValueError("broken successor function at (1, 1)")
             yield from super().successors(s)
 
-    with pytest.raises(RuntimeError, match="broken successor function"):
+    with pytest.raises(RuntimeError, match="broken successor function"):  # a task's traceback
+        explore_spark(Broken(), sc=sc, warmup=False)
+    with pytest.raises(ValueError, match="broken successor function"):  # raised on the driver (warm-up)
         explore_spark(Broken(), sc=sc)
