@@ -18,7 +18,7 @@ import tracemalloc
 from typing import NamedTuple
 
 from anchor_model import CONFIGS, anchor_model
-from kreassign.checker.bfs import ExploreResult, explore
+from kreassign.checker.explore.bfs import ExploreResult, explore
 from tabulate import tabulate
 
 

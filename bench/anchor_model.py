@@ -31,7 +31,7 @@ from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
-from kreassign.checker.model import Model
+from kreassign.checker.explore.protocol import Model
 from kreassign.spec.properties import Property
 
 SOURCE = "shared/anchor/KafkaReassign.tla"

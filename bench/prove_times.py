@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from kreassign.checker.z3_prove import ALL_PROFILES, INVARIANT, REASSIGNMENT_PROFILES, prove
+from kreassign.checker.z3.prove import ALL_PROFILES, INVARIANT, REASSIGNMENT_PROFILES, prove
 from tabulate import tabulate
 
 
@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwhole run: {total:.1f}s for {len(results)} verdicts")
     widths = [int(w) for w in args.widths.split(",") if w.strip()]
     if widths:
-        from kreassign.checker.z3_encoding import houdini
-        from kreassign.checker.z3_reassign import encoding
+        from kreassign.checker.z3.encoding import houdini
+        from kreassign.checker.z3.profiles import encoding
 
         rows = []
         for profile in [p for p in profiles if p in REASSIGNMENT_PROFILES]:

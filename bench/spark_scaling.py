@@ -31,10 +31,10 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from anchor_model import anchor_model
-from kreassign.checker.bfs import explore
-from kreassign.checker.cli_check import DEFAULT_SUITE
-from kreassign.checker.models import build_model
-from kreassign.checker.spark_engine import explore_spark, spark_session
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.suite import DEFAULT_SUITE
+from kreassign.checker.models.registry import build_model
+from kreassign.checker.spark.engine import explore_spark, spark_session
 
 #: name -> (model factory, explore options)
 MODELS: dict[str, tuple[Callable[[], Any], dict[str, Any]]] = {

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import sys
 
-from kreassign.checker.check import VIOLATED, check_model, find_violations
-from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
-from kreassign.checker.config import Bounds
-from kreassign.checker.models import build_model, model_kind
-from kreassign.checker.reassign_model import ReassignmentModel
-from kreassign.checker.trace import trace_from_path, write_trace
+from kreassign.checker.check.run import VIOLATED, check_model, find_violations
+from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.registry import build_model, model_kind
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.format import trace_from_path, write_trace
 from kreassign.spec import known_violations
 
 HERE = os.path.dirname(os.path.abspath(__file__))

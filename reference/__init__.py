@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .api import ActionNotSupported, ActionSpace, InvalidAction, Plan, Profile, Step
+from .api import Profile
+from .values import ActionNotSupported, ActionSpace, InvalidAction, Plan, Step
 
 #: profile name -> "module:Class" (imported on first use)
 PROFILES: dict[str, str] = {

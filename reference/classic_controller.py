@@ -52,8 +52,9 @@ from kreassign.spec.messages import (
 from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Partition
 
 from . import replication, zk_mechanics
-from .api import ActionSpace, InvalidAction, Profile, Step
+from .api import Profile
 from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning, log_caught_up
+from .values import ActionSpace, InvalidAction, Step
 
 LIST_ALL = ListPartitionReassignmentsRequest()  # topics = None: list everything
 

@@ -34,7 +34,6 @@ from kreassign.spec.messages import NONE, UNKNOWN_TOPIC_OR_PARTITION, Ack, Alter
 from kreassign.spec.state import NO_LEADER, ClusterState, Kip236Admin, distinct, ordered_minus
 
 from . import zk_mechanics
-from .api import ActionSpace, Plan, Step
 from .classic_controller import (
     NOT_ENOUGH_REPLICAS,
     POLICY_VIOLATION,
@@ -48,6 +47,7 @@ from .classic_controller import (
     validate_target,
 )
 from .common import get_partition
+from .values import ActionSpace, Plan, Step
 
 LEGACY = "legacy"  # /admin/reassign_partitions (+ _extra)
 REQUESTS = "requests"  # /admin/reassignment_requests -> /admin/reassignments/$topic/$partition

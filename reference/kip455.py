@@ -32,7 +32,6 @@ from kreassign.spec.messages import NONE
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus
 
 from . import zk_mechanics
-from .api import ActionSpace, Plan, Step
 from .classic_controller import (
     ClassicControllerProfile,
     Outcome,
@@ -41,6 +40,7 @@ from .classic_controller import (
     leader_isr_write,
 )
 from .common import get_partition
+from .values import ActionSpace, Plan, Step
 
 COMPLETE = "complete"
 RETIRE = "retire"

@@ -18,7 +18,7 @@ from kreassign.spec import messages as M
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus
 
 from . import replication
-from .api import ActionSpace, Plan, Profile, Step
+from .api import Profile
 from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning
 from .kraft_change import (
     CompletionRule,
@@ -28,6 +28,7 @@ from .kraft_change import (
     apply_record,
     build_change,
 )
+from .values import ActionSpace, Plan, Step
 
 
 class ReassignmentError(Exception):
@@ -37,6 +38,36 @@ class ReassignmentError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+#: org.apache.kafka.common.protocol.Errors: STALE_BROKER_EPOCH (ClusterControlManager.checkBrokerEpoch)
+STALE_BROKER_EPOCH = 77
+UNKNOWN_TOPIC_ID = 100
+#: AlterPartition's response has no message field: kreassign's Ack carries the error's name
+ERROR_NAMES = {**M.ERROR_NAMES, STALE_BROKER_EPOCH: "STALE_BROKER_EPOCH", UNKNOWN_TOPIC_ID: "UNKNOWN_TOPIC_ID"}
+
+#: the default messages of Errors, which ElectLeaders answers (new ApiError(Errors.X))
+ELECTION_MESSAGES = {
+    M.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+    M.PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
+    M.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
+}
+
+DEFAULT_METADATA_VERSION = "3.9-IV0"  # LATEST_PRODUCTION in Kafka 3.9
+
+
+def metadata_version_before(version: str, other: str) -> bool:
+    """Compare two metadata.versions like "3.5-IV2" (MetadataVersion's order: release, then IV number)."""
+
+    def key(v: str) -> tuple[int, int, int]:
+        release, _, iv = v.partition("-IV")
+        major, minor = release.split(".")
+        return int(major), int(minor), int(iv or 0)
+
+    try:
+        return key(version) < key(other)
+    except ValueError:
+        raise ValueError(f"metadata.version: expected a version like 3.9-IV0, got {version!r}") from None
 
 
 def kraft_plan(current: tuple[int, ...], target: tuple[int, ...]) -> Plan:
@@ -52,9 +83,16 @@ class KraftProfile(Profile):
     #: when a reassignment completes (the strategy kraft-3.7 replaces)
     completion_rule: CompletionRule = staticmethod(all_target_replicas_in_isr)
 
+    def __init__(self, metadata_version: str = DEFAULT_METADATA_VERSION):
+        #: the cluster's metadata.version (Kafka's MetadataVersion): the rules that depend on it are
+        #: checked in lockstep against Kafka at each version (docs/kafka.md)
+        self.metadata_version = metadata_version
+        self.bump_leader_epoch_on_isr_shrink = metadata_version_before(metadata_version, "3.6-IV0")
+
     # -- helpers ---------------------------------------------------------------------------
     def _build(self, state: ClusterState, part: Partition, **targets) -> Record | None:
-        return build_change(state, part, self.completion_rule, **targets)
+        return build_change(state, part, self.completion_rule,
+                            bump_leader_epoch_on_isr_shrink=self.bump_leader_epoch_on_isr_shrink, **targets)
 
     def _topic_election(self, state: ClusterState, topic: str) -> str:
         t = state.topic(topic)
@@ -177,21 +215,39 @@ class KraftProfile(Profile):
 
     # -- AlterPartition (ISR changes from the leader) -----------------------------------------
     def alter_partition(self, state: ClusterState, action: A.AlterPartition) -> Step:
-        """ReplicationControlManager.alterPartition: epoch checks, eligibility, then build."""
-        part = get_partition(state, action.topic, action.partition)
+        """ReplicationControlManager.alterPartition + validateAlterPartitionData, in Kafka's order.
+
+        AlterPartition's response has no message field: an error's message is its name.
+        The requester's broker epoch is its current registration's (the model's brokers
+        have one epoch), so STALE_BROKER_EPOCH means the requester is not registered.
+        """
+        def error(code: int) -> Step:
+            return Step(state, M.Ack(code, ERROR_NAMES[code]))
+
+        if not state.is_registered(action.leader):  # ClusterControlManager.checkBrokerEpoch
+            return error(STALE_BROKER_EPOCH)
+        if state.topic(action.topic) is None:
+            return error(UNKNOWN_TOPIC_ID if action.version > 1 else M.UNKNOWN_TOPIC_OR_PARTITION)
+        part = state.partition(action.topic, action.partition)
+        if part is None:
+            return error(M.UNKNOWN_TOPIC_OR_PARTITION)
+        # a requester ahead of this controller: probably a newer controller exists
+        if action.leader_epoch > part.leader_epoch or action.partition_epoch > part.partition_epoch:
+            return error(M.NOT_CONTROLLER)
+        if action.leader_epoch < part.leader_epoch:
+            return error(M.FENCED_LEADER_EPOCH)
         if action.leader != part.leader:
-            return Step(state, M.Ack(M.NOT_LEADER_OR_FOLLOWER, "NOT_LEADER_OR_FOLLOWER"))
-        if action.leader_epoch != part.leader_epoch:
-            return Step(state, M.Ack(M.FENCED_LEADER_EPOCH, "FENCED_LEADER_EPOCH"))
-        if action.partition_epoch != part.partition_epoch:
-            return Step(state, M.Ack(M.INVALID_UPDATE_VERSION, "INVALID_UPDATE_VERSION"))
+            return error(M.INVALID_REQUEST)
+        if action.partition_epoch < part.partition_epoch:
+            return error(M.INVALID_UPDATE_VERSION)
         new_isr = tuple(action.new_isr)
-        if action.leader not in new_isr or len(set(new_isr)) != len(new_isr):
-            return Step(state, M.Ack(M.INVALID_REQUEST, "INVALID_REQUEST"))
-        for b in new_isr:
-            if b not in part.replicas or not state.is_active(b):
-                code = M.INELIGIBLE_REPLICA if action.version >= 3 else M.OPERATION_NOT_ATTEMPTED
-                return Step(state, M.Ack(code, f"Replica {b} is ineligible"))
+        # Replicas.validateIsr: no duplicates, no negative ids, every member a replica; then the leader is in it
+        if len(set(new_isr)) != len(new_isr) or any(b < 0 or b not in part.replicas for b in new_isr):
+            return error(M.INVALID_REQUEST)
+        if action.leader not in new_isr:
+            return error(M.INVALID_REQUEST)
+        if any(not state.is_active(b) for b in new_isr):  # not registered, fenced or shutting down
+            return error(M.INELIGIBLE_REPLICA if action.version > 1 else M.OPERATION_NOT_ATTEMPTED)
         record = self._build(state, part, isr=new_isr, election=self._topic_election(state, action.topic))
         new_state = state.with_partition(action.topic, action.partition, apply_record(part, record))
         if record and "leader" in record and record["leader"] != action.leader:
@@ -246,24 +302,27 @@ class KraftProfile(Profile):
 
     # -- elections ------------------------------------------------------------------------------
     def elect_leaders(self, state: ClusterState, topic: str, partition: int, election: str) -> Step:
-        """ElectLeaders: PREFERRED (84 if already preferred, 80 if not possible) or UNCLEAN (84 if led)."""
-        part = get_partition(state, topic, partition)
-        if election == A.PREFERRED:
-            if part.replicas and part.leader == part.replicas[0]:
-                return Step(state, M.Ack(M.ELECTION_NOT_NEEDED, "ELECTION_NOT_NEEDED"))
-        elif election == A.UNCLEAN:
-            if part.leader != NO_LEADER:
-                return Step(state, M.Ack(M.ELECTION_NOT_NEEDED, "ELECTION_NOT_NEEDED"))
-        else:
+        """ReplicationControlManager.electLeader: 84 if not needed; build; no record -> 80 / 83.
+
+        As Kafka: a PREFERRED election that writes a record succeeds even when the new leader
+        is not the preferred replica, and a failed one changes nothing. The messages are the
+        errors' default messages (ApiError(Errors)).
+        """
+        if election not in (A.PREFERRED, A.UNCLEAN):
             raise ValueError(f"unknown election type {election!r} (PREFERRED or UNCLEAN)")
+        if state.topic(topic) is None:
+            return Step(state, M.Ack(M.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic}"))
+        part = state.partition(topic, partition)
+        if part is None:
+            return Step(state, M.Ack(M.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic}-{partition}"))
+        preferred = part.replicas[0] if part.replicas else NO_LEADER
+        if (election == A.PREFERRED and part.leader == preferred) or (election == A.UNCLEAN and part.leader != NO_LEADER):
+            return Step(state, M.Ack(M.ELECTION_NOT_NEEDED, ELECTION_MESSAGES[M.ELECTION_NOT_NEEDED]))
         record = self._build(state, part, election=election)
-        new_part = apply_record(part, record)
-        new_state = state.with_partition(topic, partition, new_part)
-        if election == A.PREFERRED and (not new_part.replicas or new_part.leader != new_part.replicas[0]):
-            return Step(new_state, M.Ack(M.PREFERRED_LEADER_NOT_AVAILABLE, "PREFERRED_LEADER_NOT_AVAILABLE"))
-        if election == A.UNCLEAN and new_part.leader == NO_LEADER:
-            return Step(new_state, M.Ack(M.ELIGIBLE_LEADERS_NOT_AVAILABLE, "ELIGIBLE_LEADERS_NOT_AVAILABLE"))
-        return Step(new_state, M.Ack())
+        if not record:
+            code = M.PREFERRED_LEADER_NOT_AVAILABLE if election == A.PREFERRED else M.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return Step(state, M.Ack(code, ELECTION_MESSAGES[code]))
+        return Step(state.with_partition(topic, partition, apply_record(part, record)), M.Ack())
 
     def controller_failover(self, state: ClusterState) -> Step:
         """The metadata log holds the whole state: a new controller replays it; nothing changes."""

@@ -101,10 +101,14 @@ def build_change(
     adding: tuple[int, ...] | None = None,
     removing: tuple[int, ...] | None = None,
     election: str = ONLINE,
+    bump_leader_epoch_on_isr_shrink: bool = False,
 ) -> Record | None:
     """The PartitionChangeRecord for a change with the given targets (None = the partition's own).
 
     Returns None when the change sets no field (Kafka writes no record then).
+    `bump_leader_epoch_on_isr_shrink`: metadata.version < 3.6-IV0 (KAFKA-15021) or ZooKeeper
+    migration: an ISR write that drops a member also sets the leader field
+    (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded).
     """
     r = part.replicas if replicas is None else replicas
     i = part.isr if isr is None else isr
@@ -122,6 +126,9 @@ def build_change(
         record["leader"] = part.leader  # an epoch bump without a leader change
     if "isr" not in record and i and i != part.isr:
         record["isr"] = i
+    if bump_leader_epoch_on_isr_shrink and "leader" not in record and "isr" in record \
+            and not set(part.isr) <= set(record["isr"]):
+        record["leader"] = part.leader
     if r and r != part.replicas:
         record["replicas"] = r
     if rr != part.removing:

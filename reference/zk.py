@@ -28,11 +28,15 @@ from kreassign.spec.messages import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_REPLICA_ASSIGNMENT,
+    INVALID_REQUEST,
     INVALID_UPDATE_VERSION,
     NO_REASSIGNMENT_IN_PROGRESS,
     NONE,
     NOT_CONTROLLER,
+    NOT_LEADER_OR_FOLLOWER,
+    OPERATION_NOT_ATTEMPTED,
     PREFERRED_LEADER_NOT_AVAILABLE,
+    REASSIGNMENT_IN_PROGRESS,
     UNKNOWN_TOPIC_OR_PARTITION,
     Ack,
     AlterPartitionReassignmentsRequest,
@@ -46,19 +50,12 @@ from kreassign.spec.messages import (
 )
 from kreassign.spec.state import NO_LEADER, ClusterState, ZkController
 
-from kreassign.spec.messages import (
-    INVALID_REQUEST,
-    NOT_LEADER_OR_FOLLOWER,
-    OPERATION_NOT_ATTEMPTED,
-    REASSIGNMENT_IN_PROGRESS,
-)
-
 from . import replication
 from . import zk_controller as C
-from .api import ActionSpace, InvalidAction, Plan, Profile, Step
+from .api import Profile
 from .common import default_enabled_actions, get_broker_id, get_partition, log_caught_up
+from .values import ActionSpace, InvalidAction, Plan, Step
 from .zk_mechanics import offline_election, preferred_election, write_leader_and_isr
-
 
 # Errors' default messages (org.apache.kafka.common.protocol.Errors), used where Kafka builds ApiError(error).
 MSG_NOT_CONTROLLER = "This is not the correct controller for this cluster."

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ZkController, distinct, ordered_minus
 
-from .api import Plan
+from .values import Plan
 from .zk_mechanics import offline_election, reassign_election, remove_replica_from_isr, write_leader_and_isr
 
 # -- assignments (kafka.controller.ReplicaAssignment) -------------------------------------------

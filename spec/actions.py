@@ -230,6 +230,53 @@ class FollowerFetch:
         return f"FollowerFetch({self.topic}-{self.partition} <- {self.broker})"
 
 
+@dataclass(frozen=True, slots=True)
+class ToolExecute:
+    """`kafka-reassign-partitions.sh --execute --additional --throttle R` for one partition:
+    set the replication throttles of every move (ongoing and proposed), then alter."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"ToolExecute({self.topic}-{self.partition} -> {_fmt(self.replicas)})"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCancel:
+    """`kafka-reassign-partitions.sh --cancel` for one partition: cancel, then clear all throttles."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"ToolCancel({self.topic}-{self.partition})"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolVerify:
+    """`kafka-reassign-partitions.sh --verify` for one partition (run periodically, as the tool asks):
+    clears all throttles once no reassignment is in progress."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"ToolVerify({self.topic}-{self.partition})"
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitions:
+    """CreatePartitions: grow a topic to `count` partitions (replicas placed by the controller)."""
+
+    topic: str
+    count: int
+
+    def __str__(self) -> str:
+        return f"CreatePartitions({self.topic} -> {self.count})"
+
+
 Action = (
     AlterReassignments
     | Reassign
@@ -249,6 +296,10 @@ Action = (
     | RemoveCancelMarker
     | Produce
     | FollowerFetch
+    | ToolExecute
+    | ToolCancel
+    | ToolVerify
+    | CreatePartitions
 )
 
 ACTION_TYPES = {
@@ -272,5 +323,9 @@ ACTION_TYPES = {
         RemoveCancelMarker,
         Produce,
         FollowerFetch,
+        ToolExecute,
+        ToolCancel,
+        ToolVerify,
+        CreatePartitions,
     )
 }

@@ -35,8 +35,12 @@ def to_json(value: Any) -> Any:
         out: dict[str, Any] = {}
         if type(value).__name__ in _actions.ACTION_TYPES and isinstance(value, _actions.ACTION_TYPES[type(value).__name__]):
             out["type"] = type(value).__name__
+        optional = getattr(type(value), "OPTIONAL_JSON_FIELDS", ())
         for f in dataclasses.fields(value):
-            out[f.name] = to_json(getattr(value, f.name))
+            v = getattr(value, f.name)
+            if f.name in optional and v == f.default:
+                continue  # a later addition at its default: keep the older JSON form
+            out[f.name] = to_json(v)
         return out
     if isinstance(value, tuple | list):
         return [to_json(v) for v in value]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 NO_LEADER = -1
 
@@ -145,14 +146,40 @@ class Kip236Admin:
     routes: tuple[tuple[str, int, str], ...] = ()
 
 
+ThrottledReplica = tuple[str, int, int]  # (topic, partition, broker): "partition:broker" in a topic config
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationThrottles:
+    """The replication-throttle configs kafka-reassign-partitions.sh sets (`--throttle`) and clears.
+
+    `leader` / `follower`: the entries of each topic's `leader.replication.throttled.replicas` /
+    `follower.replication.throttled.replicas` (sorted); `brokers`: the brokers whose
+    `leader.replication.throttled.rate` / `follower.replication.throttled.rate` are set.
+    """
+
+    leader: tuple[ThrottledReplica, ...] = ()
+    follower: tuple[ThrottledReplica, ...] = ()
+    brokers: tuple[int, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.leader or self.follower or self.brokers)
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterState:
     """The whole model state. Brokers sorted by id, topics sorted by name."""
+
+    #: fields added after the JSON form was fixed: omitted from JSON while they hold their default,
+    #: so that older trace and state files stay byte-identical and still decode
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles",)
 
     brokers: tuple[Broker, ...]
     topics: tuple[Topic, ...]
     zk: ZkController | None = None  # `zk` profile only
     kip236: Kip236Admin | None = None  # `kip236` profile only
+    throttles: ReplicationThrottles | None = None  # the reassignment tool's throttles (bounds: throttles = true)
 
     # -- lookups ---------------------------------------------------------
     def broker(self, broker_id: int) -> Broker | None:
@@ -233,6 +260,7 @@ __all__ = [
     "Kip236Admin",
     "Partition",
     "ReplicaLog",
+    "ReplicationThrottles",
     "Topic",
     "TopicPartition",
     "ZkController",

@@ -16,7 +16,7 @@ MASTER = os.environ.get("KREASSIGN_SPARK_TEST_MASTER", "local[2,3]")
 @pytest.fixture(scope="session")
 def spark():
     pytest.importorskip("pyspark")
-    from kreassign.checker.spark_engine import spark_session
+    from kreassign.checker.spark.engine import spark_session
 
     session = spark_session(MASTER, partitions=2)
     yield session

@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 
 import pytest
-from kreassign.checker import spark_engine
-from kreassign.checker.bfs import explore
-from kreassign.checker.cli_check import QUOTA_SUITE
-from kreassign.checker.config import Bounds
-from kreassign.checker.models import build_model
-from kreassign.checker.reassign_model import ReassignmentModel
+from kreassign.checker.spark import engine as spark_engine
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.suite import QUOTA_SUITE
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.registry import build_model
+from kreassign.checker.models.reassign import ReassignmentModel
 
 pytestmark = pytest.mark.spark
 
-from kreassign.checker.spark_engine import explore_spark
+from kreassign.checker.spark.engine import explore_spark
 
 SMALL_KRAFT = Bounds(brokers=3, rf=2, reassigns=2, cancels=1)  # 100 states, 7 levels, 3 violations
 

@@ -2,7 +2,7 @@
 
 The codec decides state equality on the executors, so it is checked like a second encoding:
 on every reachable state of the default models, decode(encode(s)) == s and two states have
-the same identity iff they are equal (checker/spark_codec.py).
+the same identity iff they are equal (checker/spark/codec.py).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from kreassign.checker.bfs import explore
-from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
-from kreassign.checker.models import build_model
-from kreassign.checker.spark_codec import (
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models.registry import build_model
+from kreassign.checker.spark.codec import (
     CodecError,
     Int64Codec,
     JsonCodec,
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from anchor_model import CONFIGS, AnchorModel, anchor_model
 
 pyspark = pytest.importorskip("pyspark")
-from kreassign.checker import spark_tasks as T
-from kreassign.checker.spark_engine import model_recipe
+from kreassign.checker.spark import tasks as T
+from kreassign.checker.spark.engine import model_recipe
 
 
 def reachable(model):

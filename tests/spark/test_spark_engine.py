@@ -14,12 +14,12 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from kreassign.checker.bfs import explore
-from kreassign.checker.check import check_model
-from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
-from kreassign.checker.config import Bounds
-from kreassign.checker.model import Model
-from kreassign.checker.models import build_model
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.check.run import check_model
+from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.explore.protocol import Model
+from kreassign.checker.models.registry import build_model
 from kreassign.spec.properties import Property
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -27,7 +27,7 @@ from anchor_model import CONFIGS, AnchorModel, anchor_model
 
 pytestmark = pytest.mark.spark
 
-from kreassign.checker.spark_engine import explore_spark, spark_explorer
+from kreassign.checker.spark.engine import explore_spark, spark_explorer
 
 SMALL_ZK = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, failovers=1)
 SMALL_KIP455 = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)  # 457 states, 10 levels

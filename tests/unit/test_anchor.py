@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kreassign.checker.bfs import explore
+from kreassign.checker.explore.bfs import explore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from anchor_model import (

@@ -11,9 +11,9 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from kreassign.checker import bfs
-from kreassign.checker.bfs import explore
-from kreassign.checker.model import Model
+from kreassign.checker.explore import bfs
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.explore.protocol import Model
 from kreassign.spec.properties import Property
 
 # -- Die Hard: the 3- and 5-gallon jugs (tlaplus/Examples DieHard.tla) --------------------------

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from kreassign.checker.check import HOLDS, KNOWN, VIOLATED, check_model
-from kreassign.checker.config import Bounds, ConfigError, bounds_from_mapping
-from kreassign.checker.reassign_model import ReassignmentModel
-from kreassign.checker.render import render_dot, render_table
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace, trace_from_json
+from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
+from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.render import render_dot, render_table
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace, trace_from_json
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.state import ordered_minus
 

@@ -12,11 +12,11 @@ import glob
 import os
 
 import pytest
-from kreassign.checker.check import KNOWN, check_model
-from kreassign.checker.cli_check import DEFAULT_SUITE, QUOTA_SUITE
-from kreassign.checker.models import build_model, model_kind
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace
+from kreassign.checker.check.run import KNOWN, check_model
+from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models.registry import build_model, model_kind
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace
 from kreassign.spec.known_violations import KNOWN as DECLARED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -8,19 +8,19 @@ import shlex
 import sys
 
 import pytest
-from kreassign.checker.adapters import ReferenceImplementation
-from kreassign.checker.check import HOLDS, KNOWN, VIOLATED, check_model
-from kreassign.checker.config import Bounds
-from kreassign.checker.differential import (
+from kreassign.checker.oracle.adapters import ReferenceImplementation
+from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.oracle.differential import (
     MATCH_PROPERTY,
     DifferentialModel,
     differential_factory,
     field_diff,
     replay_against_impl,
 )
-from kreassign.checker.reassign_model import ReassignmentModel
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace
 
 from kreassign.cli import main
 
@@ -30,7 +30,7 @@ PY = shlex.quote(sys.executable)
 ADAPTER = f"exec:{PY} {shlex.quote(os.path.join(EXAMPLES, 'kraft_adapter.py'))}"
 BUGGY_EXEC = ADAPTER + " --bug cancel-keeps-adding-in-isr"
 BUGGY_MODULE = f"{os.path.join(EXAMPLES, 'buggy_kraft.py')}:BuggyKraft"
-REFERENCE_EXEC = f"exec:{PY} -m kreassign.checker.adapters"
+REFERENCE_EXEC = f"exec:{PY} -m kreassign.checker.oracle.adapters"
 
 SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
 
@@ -116,7 +116,7 @@ def test_the_buggy_implementation_is_caught_and_its_trace_replays(tmp_path, spec
 
 def test_kraft_37_is_another_implementation_of_kraft():
     model = DifferentialModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, cancels=0), ReferenceImplementation("kraft-3.7"))
-    from kreassign.checker.check import find_violations
+    from kreassign.checker.check.run import find_violations
 
     _, found = find_violations(model, keep_graph=False)
     assert MATCH_PROPERTY in found
@@ -128,7 +128,7 @@ def test_kraft_37_is_another_implementation_of_kraft():
 def test_a_refusal_is_a_mismatch_not_a_crash():
     class Refuser(ReferenceImplementation):
         def apply(self, action):
-            from kreassign.checker.adapters import ImplementationRefused
+            from kreassign.checker.oracle.adapters import ImplementationRefused
 
             if type(action).__name__ == "BrokerFail":
                 raise ImplementationRefused("BrokerFail is not implemented")
@@ -185,9 +185,9 @@ def test_plain_models_are_unchanged_by_the_differential_subclass():
 
 
 def test_replay_against_a_broken_implementation_is_a_clear_error(tmp_path, capsys):
-    from kreassign.checker.adapters import ImplementationError
-    from kreassign.checker.differential import ReplayImplementationError
-    from kreassign.checker.trace import TraceError
+    from kreassign.checker.oracle.adapters import ImplementationError
+    from kreassign.checker.oracle.differential import ReplayImplementationError
+    from kreassign.checker.traces.format import TraceError
 
     trace_file = os.path.join(ROOT, "counterexamples", "kraft__cancel_restores_original_order.json")
     dead = f"exec:{PY} -c 'import sys; sys.stderr.write(\"adapter crashed\\n\"); sys.exit(4)'"

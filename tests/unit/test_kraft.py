@@ -277,9 +277,17 @@ def test_isr_shrink_does_not_bump_leader_epoch_and_expansion_never_does():
 
 def test_alter_partition_rejects_stale_epochs_and_ineligible_replicas():
     s = cluster()
+    # epochs ahead of the controller's: NOT_CONTROLLER (validateAlterPartitionData; checked against Kafka 3.9)
     _, resp = run(KRAFT, s, AlterPartition("t", 0, 1, (1, 2), leader_epoch=5, partition_epoch=0))
-    assert resp.error_code == M.FENCED_LEADER_EPOCH
+    assert resp.error_code == M.NOT_CONTROLLER
     _, resp = run(KRAFT, s, AlterPartition("t", 0, 1, (1, 2), leader_epoch=0, partition_epoch=3))
+    assert resp.error_code == M.NOT_CONTROLLER
+    # epochs behind: FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION
+    s_ahead, _ = run(KRAFT, s, BrokerFail(1), BrokerRecover(1), LeaderExpandIsr("t", 0, 1))
+    p = part(s_ahead)
+    _, resp = run(KRAFT, s_ahead, AlterPartition("t", 0, p.leader, p.isr, p.leader_epoch - 1, p.partition_epoch))
+    assert resp.error_code == M.FENCED_LEADER_EPOCH
+    _, resp = run(KRAFT, s_ahead, AlterPartition("t", 0, p.leader, p.isr, p.leader_epoch, p.partition_epoch - 1))
     assert resp.error_code == M.INVALID_UPDATE_VERSION
     s2 = s.with_broker(Broker(3, active=False))
     s3, resp = run(KRAFT, s2, AlterPartition("t", 0, 1, (1, 2, 3), 0, 0))

@@ -10,7 +10,7 @@ import sys
 from fractions import Fraction
 
 import pytest
-from kreassign.checker.oracle import OPS, Oracle
+from kreassign.checker.oracle.server import OPS, Oracle
 from kreassign.reference import profile
 from kreassign.reference import quota as Q
 from kreassign.spec import actions as A

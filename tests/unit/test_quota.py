@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kreassign.checker.quota_model import build_request
+from kreassign.checker.models.quota import build_request
 from kreassign.reference import quota as q
 from kreassign.spec.messages import AlterPartitionReassignmentsRequest
 from kreassign.spec.quota import (

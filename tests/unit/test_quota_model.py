@@ -1,4 +1,4 @@
-"""The quota transition system (checker/quota_model.py): protocol, exactness, and every property's verdict.
+"""The quota transition system (checker/models/quota.py): protocol, exactness, and every property's verdict.
 
 Verdicts are pinned per profile and configuration, with the shortest scenario the BFS
 finds (tests/unit/quota_helpers.py); a property that holds on both profiles is shown to
@@ -15,8 +15,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kreassign.checker.model import Model
-from kreassign.checker.quota_model import (
+from kreassign.checker.explore.protocol import Model
+from kreassign.checker.models.quota import (
     QUOTA_CONFIGS,
     QuotaModel,
     QuotaModelConfig,

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kreassign.checker import cli_reassign_json
+from kreassign.checker.cli import reassign_json as cli_reassign_json
 from kreassign.reference.reassign_json import (
     ReassignJsonError,
     ReassignmentEntry,
@@ -354,7 +354,7 @@ def test_from_list_response_errors() -> None:
 def run(monkeypatch, capsys):
     """Run `kreassign reassign-json ARGS`; returns (exit code, stdout, stderr)."""
     monkeypatch.setitem(
-        cli.SUBCOMMANDS, "reassign-json", ("reassign JSON", "kreassign.checker.cli_reassign_json:register")
+        cli.SUBCOMMANDS, "reassign-json", ("reassign JSON", "kreassign.checker.cli.reassign_json:register")
     )
 
     def go(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:

@@ -11,13 +11,13 @@ import json
 
 import pytest
 from hypothesis import settings
-from kreassign.checker.adapters import ReferenceImplementation
-from kreassign.checker.bfs import explore
-from kreassign.checker.config import Bounds
-from kreassign.checker.differential import MATCH_PROPERTY, DifferentialModel
-from kreassign.checker.reassign_model import ReassignmentModel
-from kreassign.checker.replay import replay
-from kreassign.checker.stateful import (
+from kreassign.checker.oracle.adapters import ReferenceImplementation
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.oracle.differential import MATCH_PROPERTY, DifferentialModel
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.fuzz.stateful import (
     EXAMPLE_FOUND,
     KNOWN,
     NO_EXAMPLE,
@@ -27,7 +27,7 @@ from kreassign.checker.stateful import (
     machine_for,
     run_fuzz,
 )
-from kreassign.checker.trace import read_trace
+from kreassign.checker.traces.format import read_trace
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.known_violations import known_violation
 from kreassign.spec.state import ordered_minus
@@ -249,8 +249,8 @@ def test_cli_fuzz_usage_errors_exit_2(argv, capsys):
 
 
 def test_the_machine_runs_any_model_and_notes_sometimes_examples():
-    from kreassign.checker.models import build_model
-    from kreassign.checker.quota_model import default_quota_bounds
+    from kreassign.checker.models.registry import build_model
+    from kreassign.checker.models.quota import default_quota_bounds
 
     model = build_model("quota", "kip599", default_quota_bounds("kip599"))
     result = run_fuzz(model, model_kind="quota", hypothesis_settings=ci(30, 15),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace
 
 from kreassign.cli import main
 

@@ -7,13 +7,13 @@ import os
 from dataclasses import replace
 
 import pytest
-from kreassign.checker.config import Bounds
-from kreassign.checker.reassign_model import ReassignmentModel
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace
-from kreassign.checker.z3_diff import check_trace, differential
-from kreassign.checker.z3_prove import INVARIANT, PROVED, REFUTED, UNKNOWN, prove_reassignment
-from kreassign.checker.z3_reassign import encoding
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace
+from kreassign.checker.z3.diff import check_trace, differential
+from kreassign.checker.z3.prove import INVARIANT, PROVED, REFUTED, UNKNOWN, prove_reassignment
+from kreassign.checker.z3.profiles import encoding
 from kreassign.reference import zk_controller as C
 from kreassign.reference.api import Step
 from kreassign.reference.kip236 import Kip236Profile

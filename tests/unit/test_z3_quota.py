@@ -7,12 +7,12 @@ from fractions import Fraction
 
 import pytest
 import z3
-from kreassign.checker.quota_model import QuotaModel, quota_model
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace
-from kreassign.checker.z3_encoding import Bmc, Candidate, StepSystem, houdini
-from kreassign.checker.z3_prove import PROVED, REFUTED
-from kreassign.checker.z3_quota import (
+from kreassign.checker.models.quota import QuotaModel, quota_model
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace
+from kreassign.checker.z3.encoding import Bmc, Candidate, StepSystem, houdini
+from kreassign.checker.z3.prove import PROVED, REFUTED
+from kreassign.checker.z3.quota import (
     QuotaEncoding,
     prove_interval_strict,
     prove_quota,

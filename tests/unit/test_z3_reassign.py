@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import pytest
 import z3
-from kreassign.checker.config import Bounds
-from kreassign.checker.reassign_model import ReassignmentModel
-from kreassign.checker.replay import replay
-from kreassign.checker.trace import read_trace
-from kreassign.checker.z3_diff import differential
-from kreassign.checker.z3_encoding import Bmc, houdini, mask, subset
-from kreassign.checker.z3_prove import INVARIANT, PROVED, REFUTED, UNKNOWN, prove_reassignment
-from kreassign.checker.z3_reassign import Kraft37Encoding, KraftEncoding, encoding
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.replay import replay
+from kreassign.checker.traces.format import read_trace
+from kreassign.checker.z3.diff import differential
+from kreassign.checker.z3.encoding import Bmc, houdini, mask, subset
+from kreassign.checker.z3.prove import INVARIANT, PROVED, REFUTED, UNKNOWN, prove_reassignment
+from kreassign.checker.z3.profiles import encoding
+from kreassign.checker.z3.reassign import Kraft37Encoding, KraftEncoding
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.known_violations import KNOWN
 from kreassign.spec.state import ordered_minus
@@ -180,7 +181,7 @@ def test_the_broken_variant_agrees_with_its_reference_and_is_refuted(tmp_path):
 
 def test_houdini_drops_what_is_not_inductive():
     enc = KraftEncoding(4, epochs=False)
-    from kreassign.checker.z3_encoding import Candidate
+    from kreassign.checker.z3.encoding import Candidate
 
     cands = [Candidate("isr ⊆ replicas", lambda s: subset(s.I, s.R)),
              Candidate("adding ∩ removing = ∅", lambda s: s.AR & s.RR == 0),

@@ -1,0 +1,97 @@
+"""`kreassign plan PLAN.json`: what can go wrong with this reassignment on this cluster (docs/plan.md).
+
+Reads Kafka's own files (the plan, `--current` assignment JSON, `--describe` text), checks
+every partition's move exhaustively (one check per distinct shape, in parallel), prints
+the phases, the risks and the rollback JSON. Exit 0: no risk found; 1: a risk; 2: bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from kreassign.errors import UsageError
+from kreassign.reference import PROFILES
+
+from kreassign.checker.plan.check import PlanOptions
+from kreassign.checker.plan.formats import parse_current, parse_describe, parse_plan, read_text
+from kreassign.checker.plan.run import load_moves, run_plan
+from kreassign.checker.plan.text import render
+from kreassign.checker.report.html import plan_report
+from kreassign.checker.report.write import write_text_atomically
+from kreassign.checker.traces.format import trace_from_json, write_trace
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("plan", metavar="PLAN.json", help="the reassignment JSON you would pass to --execute")
+    parser.add_argument("--current", metavar="CURRENT.json",
+                        help="the current-assignment JSON kafka-reassign-partitions.sh prints (or the whole message)")
+    parser.add_argument("--describe", metavar="DESCRIBE.txt",
+                        help="output of kafka-topics.sh --describe: leaders, ISRs, min.insync.replicas, unclean")
+    parser.add_argument("--profile", default="kraft", choices=list(PROFILES),
+                        help="the controller to model (default: %(default)s)")
+    parser.add_argument("--live", metavar="IDS", help="live brokers, like 1,2,3,5 (others are down; default: all)")
+    parser.add_argument("--failures", type=int, default=1, metavar="N",
+                        help="broker failures to consider during the move (default: %(default)s)")
+    parser.add_argument("--failovers", type=int, default=0, metavar="N",
+                        help="controller failovers to consider (default: %(default)s)")
+    parser.add_argument("--cancel", action=argparse.BooleanOptionalAction, default=True,
+                        help="consider cancelling the move (default: yes)")
+    parser.add_argument("--overrides", type=int, default=0, metavar="N",
+                        help="extra requests while it moves: the same target, the original, or another broker "
+                        "(default: %(default)s)")
+    parser.add_argument("--min-isr", type=int, metavar="N",
+                        help="min.insync.replicas for every topic (default: from --describe's Configs, else 1)")
+    parser.add_argument("--no-liveness", action="store_true", help="skip 'the move can always finish'")
+    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
+    parser.add_argument("--phases", action="store_true", help="print every partition's phases (default: up to 20 partitions)")
+    parser.add_argument("--json", action="store_true", help="machine-readable result on stdout")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument("--rollback-out", metavar="FILE", help="write the rollback JSON to FILE (atomically)")
+    parser.add_argument("--out", metavar="DIR", help="write each finding's trace (replayable, shape ids) to DIR")
+    parser.set_defaults(func=run)
+
+
+def _ids(text: str, flag: str) -> set[int]:
+    try:
+        return {int(b) for b in text.split(",") if b.strip()}
+    except ValueError:
+        raise UsageError(f"{flag}: expected broker ids like 1,2,3, got {text!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    for flag in ("failures", "failovers", "overrides"):
+        if getattr(args, flag) < 0:
+            raise UsageError(f"--{flag}: must not be negative")
+    if args.min_isr is not None and args.min_isr < 1:
+        raise UsageError("--min-isr: must be at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs: must be at least 1")
+    plan = parse_plan(read_text(args.plan), args.plan)
+    current = parse_current(read_text(args.current), args.current) if args.current else None
+    describe = parse_describe(read_text(args.describe), args.describe) if args.describe else None
+    live = _ids(args.live, "--live") if args.live else None
+    moves = load_moves(plan, args.plan, current, args.current, describe, args.describe, live, args.min_isr)
+    options = PlanOptions(args.profile, args.failures, args.failovers, args.cancel, args.overrides,
+                          not args.no_liveness)
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rchecking shapes: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    result = run_plan(plan, moves, options, current, args.current, jobs=args.jobs, progress=progress)
+    if args.rollback_out and result.rollback:
+        write_text_atomically(args.rollback_out, result.rollback + "\n")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        for name, t in result.traces.items():
+            write_trace(trace_from_json(t["trace"]), os.path.join(args.out, f"{name}.json"))
+    if args.html:
+        write_text_atomically(args.html, plan_report(result, args.plan))
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        print(render(result, args.plan, args.phases or len(result.partitions) <= 20))
+    return 1 if result.risks else 0

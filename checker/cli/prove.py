@@ -1,0 +1,98 @@
+"""`kreassign prove`: z3 proofs of the set-level properties for every cluster size, and quota bounds.
+
+Prints a table of property, profile, cluster sizes, verdict (proved / refuted with the
+counterexample file / unknown) and seconds, or `--json`. Exit code 0 when every refuted
+property is a known violation (spec/known_violations.py) and no known violation is proved
+(which would mean the encoding is wrong), 1 otherwise, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
+from tabulate import tabulate
+
+from kreassign.checker.z3.prove import ALL_PROFILES, PROVED, REFUTED, prove
+from kreassign.checker.z3.reassign import TARGET_MODES
+
+#: widest encoding: broker counts up to this (counters are 8 bits wide)
+MAX_WIDTH = 64
+
+
+def _quota_property_names() -> list[str]:
+    from kreassign.checker.z3.quota import QUOTA_PROPERTY_NAMES
+
+    return list(QUOTA_PROPERTY_NAMES)
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", action="append", dest="profiles", metavar="P",
+                        help=f"profile to prove (repeatable; default: all of {', '.join(ALL_PROFILES)})")
+    parser.add_argument("--max-brokers", type=int, default=32, metavar="N",
+                        help="prove for every cluster of min..N brokers (default: %(default)s)")
+    parser.add_argument("--min-brokers", type=int, default=3, metavar="N",
+                        help="smallest cluster size covered (default: %(default)s)")
+    parser.add_argument("--property", action="append", dest="properties", metavar="NAME",
+                        help="property to prove (repeatable; default: all)")
+    parser.add_argument("--targets", choices=TARGET_MODES, default="rf",
+                        help="reassignment targets: 'rf' keeps the initial replication factor, as the explorer's "
+                             "bounds do (default); 'any' allows every non-empty broker set")
+    parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
+    parser.add_argument("--out", default="kreassign-out", metavar="DIR",
+                        help="directory for counterexample files (default: %(default)s)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(func=run)
+
+
+def _usage(message: str) -> int:
+    print(f"kreassign prove: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    profiles = args.profiles or list(ALL_PROFILES)
+    for p in profiles:
+        if p not in ALL_PROFILES:
+            return _usage(f"--profile: unknown profile {p!r}; known: {', '.join(ALL_PROFILES)}")
+    if not 1 <= args.min_brokers <= args.max_brokers <= MAX_WIDTH:
+        return _usage(f"--min-brokers/--max-brokers: need 1 <= min <= max <= {MAX_WIDTH}, "
+                      f"got {args.min_brokers}..{args.max_brokers}")
+    if args.properties:
+        known = {p.name for p in REASSIGN_PROPERTIES} | set(_quota_property_names())
+        for name in args.properties:
+            if name not in known:
+                return _usage(f"--property: unknown property {name!r}; known: {', '.join(sorted(known))}")
+    progress = None if args.quiet or args.json else (lambda msg: print(f"[prove] {msg}", file=sys.stderr))
+    started = time.perf_counter()
+    results = prove(profiles, max_brokers=args.max_brokers, min_brokers=args.min_brokers, targets=args.targets,
+                    properties=args.properties, out_dir=args.out, progress=progress)
+    total = time.perf_counter() - started
+    unexpected = [r for r in results if r.unexpected]
+    if args.json:
+        print(json.dumps({"results": [r.to_json() for r in results], "seconds": round(total, 3),
+                          "unexpected": [f"{r.profile}:{r.property}" for r in unexpected]}, indent=1))
+    else:
+        rows = []
+        for r in results:
+            span = "" if r.brokers is None else (f"{r.brokers[0]}" if r.brokers[0] == r.brokers[1]
+                                                 else f"{r.brokers[0]}..{r.brokers[1]}")
+            verdict = r.verdict
+            if r.verdict == REFUTED:
+                verdict = f"refuted ({r.counterexample})" if r.counterexample else "refuted"
+                verdict += "" if r.known else "  UNEXPECTED"
+            elif r.verdict == PROVED and r.known:
+                verdict += f"  UNEXPECTED (known violation {r.known})"
+            rows.append([r.property, r.profile, span, verdict, f"{r.seconds:.2f}", r.note])
+        print(tabulate(rows, headers=["property", "profile", "brokers", "verdict", "seconds", "note"]))
+        print(f"\n{len(results)} results in {total:.1f}s: "
+              f"{sum(r.verdict == PROVED for r in results)} proved, "
+              f"{sum(r.verdict == REFUTED for r in results)} refuted, "
+              f"{sum(r.verdict not in (PROVED, REFUTED) for r in results)} unknown")
+        for r in unexpected:
+            print(f"UNEXPECTED {r.profile} {r.property}: {r.verdict}"
+                  + (f" ({r.counterexample})" if r.counterexample else ""))
+    return 1 if unexpected else 0

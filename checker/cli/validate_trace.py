@@ -1,0 +1,108 @@
+"""`kreassign validate-trace FILE`: is an observed run one that a profile allows?
+
+FILE is a JSON-lines trace of observed states and actions, Kafka's own controller,
+state-change and broker log lines, or a KRaft metadata log as `kafka-dump-log.sh
+--cluster-metadata-decoder` prints it (docs/validate-trace.md). Exit code (kreassign/errors.py):
+0 VALID (every line explained), 1 INVALID (the first illegal transition is reported with its
+line number, the states around it and a field diff), 4 INCONCLUSIVE (lines outside the model,
+or the search hit a limit), 2 for unreadable input or bad usage (the message names the file
+and line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kreassign.checker.traces.validation import SearchLimits, guess_format, report, result_json, validate_text
+from kreassign.errors import FINDING, INCONCLUSIVE, OK, UsageError
+
+EXIT = {"VALID": OK, "INVALID": FINDING, "INCONCLUSIVE": INCONCLUSIVE}
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the trace: JSON lines, Kafka controller / state-change / broker "
+                        "log lines, or a KRaft metadata log (kafka-dump-log.sh --cluster-metadata-decoder)")
+    parser.add_argument("--format", choices=["jsonl", "kafka-log", "kraft-metadata"],
+                        help="the file's format (default: kraft-metadata if it holds decoded metadata records, jsonl if "
+                        "its first line is a JSON object, else kafka-log)")
+    parser.add_argument("--profile", metavar="P",
+                        help="the profile the run must follow (default: zk for Kafka logs, kraft for metadata logs; for "
+                        "JSON lines the file's \"profile\", else kraft)")
+    limits = SearchLimits()
+    parser.add_argument("--max-unlogged", type=int, default=limits.max_unlogged, metavar="N",
+                        help="unlogged actions allowed between two observations (default: %(default)s)")
+    parser.add_argument("--max-requests", type=int, default=limits.max_requests, metavar="N",
+                        help="of which admin requests (default: %(default)s)")
+    parser.add_argument("--max-failures", type=int, default=limits.max_failures, metavar="N",
+                        help="of which broker failures (default: %(default)s)")
+    parser.add_argument("--max-failovers", type=int, default=limits.max_failovers, metavar="N",
+                        help="of which controller failovers (default: %(default)s)")
+    parser.add_argument("--max-states", type=int, default=limits.max_states, metavar="N",
+                        help="states searched between two observations before giving up (default: %(default)s)")
+    parser.add_argument("--all-explanations", action="store_true",
+                        help="keep every state that matches a line within the bounds, not only those reached with "
+                        "the fewest unlogged actions (complete for the bounds, slower)")
+    parser.add_argument("--max-candidates", type=int, default=limits.max_candidates, metavar="N",
+                        help="candidate states kept per line; beyond, a rejection is only INCONCLUSIVE "
+                        "(default: %(default)s)")
+    parser.add_argument("--elections", default="", help="ElectLeaders types unlogged actions may use: PREFERRED,UNCLEAN "
+                        "(default: PREFERRED when the log shows preferred elections, else none)")
+    parser.add_argument("--json", action="store_true", help="machine-readable verdict on stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kreassign.reference import PROFILES
+
+    if args.profile is not None and args.profile not in PROFILES:
+        print(f"kreassign validate-trace: --profile: unknown profile {args.profile!r}; known: {', '.join(PROFILES)}",
+              file=sys.stderr)
+        return 2
+    for flag in ("max_unlogged", "max_requests", "max_failures", "max_failovers", "max_states", "max_candidates"):
+        if getattr(args, flag) < 0:
+            print(f"kreassign validate-trace: --{flag.replace('_', '-')}: must not be negative", file=sys.stderr)
+            return 2
+    elections = tuple(e.strip() for e in args.elections.split(",") if e.strip())
+    bad = [e for e in elections if e not in ("PREFERRED", "UNCLEAN")]
+    if bad:
+        print(f"kreassign validate-trace: --elections: unknown election type {bad[0]!r} (PREFERRED or UNCLEAN)",
+              file=sys.stderr)
+        return 2
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        print(f"kreassign validate-trace: {args.file}: no such file", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as e:
+        line = text_line_of(args.file, e.start)
+        print(f"kreassign validate-trace: {args.file}: line {line}: not UTF-8 text ({e.reason})", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"kreassign validate-trace: {args.file}: cannot read: {e}", file=sys.stderr)
+        return 2
+    fmt = args.format or guess_format(text)
+    limits = SearchLimits(args.max_unlogged, args.max_requests, args.max_failures, args.max_failovers,
+                          args.max_states, elections, shortest=not args.all_explanations,
+                          max_candidates=args.max_candidates)
+    try:
+        result = validate_text(text, fmt, args.profile, limits)
+    except (UsageError, ValueError) as e:  # unreadable input; or a profile named by the file that does not exist
+        print(f"kreassign validate-trace: {args.file}: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result_json(result, args.file), indent=1))
+    else:
+        print(report(result, args.file))
+    return EXIT[result.verdict]
+
+
+def text_line_of(path: str, offset: int) -> int:
+    """The 1-based line of a byte offset (for an undecodable byte)."""
+    with open(path, "rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
+__all__ = ["register", "run"]

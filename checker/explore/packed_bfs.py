@@ -1,0 +1,297 @@
+"""The packed engine: breadth-first search over int64 states with every property decided in numpy.
+
+It explores a *packed model*: a model whose states are non-negative int64 values and that
+answers, for a whole chunk of states at once,
+
+- `successor_arrays(states) -> (position, action id, next state, ok bits)`, where bit k of
+  `ok` says whether the k-th transition property (`edge_props`) holds on that edge;
+- `state_bits(states) -> (always, goals, sometimes)`: bit sets of the `always`,
+  `eventually`-goal and `sometimes` properties that hold in each state;
+- `environment_ids(action ids)`: the edges liveness may follow without an admin;
+- `action_of(action id)` and `init_state`.
+
+checker/models/packed.py is one (the reassignment model, tabulated from the reference).
+Counts follow bfs.py's (TLC's) conventions exactly, violations are found on a shortest
+path (BFS order), and `eventually` properties are decided on the graph of environment
+edges kept as three int32 columns (12 bytes an edge), never as Python objects: a reverse
+breadth-first search from the goal states, then a lasso (shortest path to the first
+stuck state, a bridge, a loop) like liveness.py's. The visited set is a sorted int64
+array; a stored state costs ~29 bytes (value, sorted copy, parent, action, goal bits),
+reported as `bytes_per_state`.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, _Column, _first_occurrences
+
+
+class MemoryLimitExceeded(RuntimeError):
+    """The search would need more memory than --max-memory allows."""
+
+
+@dataclass
+class PackedResult(ExploreResult):
+    """An ExploreResult plus the liveness verdicts and memory figures of the packed engine."""
+
+    lassos: dict[str, tuple[Path, int | None]] = field(default_factory=dict)  # eventually property -> lasso
+    bytes_per_state: float = 0.0  # visited set, parents, actions, goal bits (no table, no edges)
+    edge_bytes: int = 0  # the liveness graph
+    table_rows: int = 0  # local situations tabulated (reference calls happen once per row and action)
+    reference_calls: int = 0
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+    except OSError:
+        return 0
+
+
+class _Run:
+    def __init__(self, model: Any, liveness: bool, max_states: int | None, progress: Any,
+                 stop_on_violation: bool, max_memory: int | None, chunk: int):
+        self.m = model
+        self.liveness = liveness and bool(model.goals)
+        self.max_states, self.progress, self.stop = max_states, progress, stop_on_violation
+        self.max_memory, self.chunk = max_memory, chunk
+        self.states = _Column(np.int64)
+        self.parents = _Column(np.int32)
+        self.action_ids = _Column(np.int32)
+        self.goal_bits = _Column(np.int8)
+        self.seen = np.empty(0, dtype=np.int64)
+        self.seen_index = np.empty(0, dtype=np.int32)
+        self.edges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.transitions = 0
+        self.id_counts = np.zeros(0, dtype=np.int64)
+        self.truncated = False
+        self.pending_edge = list(range(len(model.edge_props)))
+        self.pending_always = list(range(len(model.always)))
+        self.pending_some = list(range(len(model.sometimes)))
+        self.edge_found: dict[int, tuple[int, int, int]] = {}  # bit -> (source, action id, next value)
+        self.always_found: dict[int, int] = {}
+        self.some_found: dict[int, int] = {}
+
+    @property
+    def count(self) -> int:
+        return self.states.size
+
+    def _store(self, values: np.ndarray, parents: np.ndarray, ids: np.ndarray, at: np.ndarray) -> None:
+        first = self.count
+        self.states.extend(values)
+        self.parents.extend(parents)
+        self.action_ids.extend(ids)
+        self.seen = np.insert(self.seen, at, values)
+        if self.liveness:
+            self.seen_index = np.insert(self.seen_index, at, np.arange(first, self.count, dtype=np.int32))
+        always, goals, some = self.m.state_bits(values)
+        self.goal_bits.extend(goals.astype(np.int8))
+        for bit in list(self.pending_always):
+            bad = np.flatnonzero(((always >> bit) & 1) == 0)
+            if len(bad):
+                self.always_found[bit] = first + int(bad[0])
+                self.pending_always.remove(bit)
+        for bit in list(self.pending_some):
+            hit = np.flatnonzero((some >> bit) & 1)
+            if len(hit):
+                self.some_found[bit] = first + int(hit[0])
+                self.pending_some.remove(bit)
+
+    def _expand(self, lo: int, hi: int) -> None:
+        frontier = self.states.view(lo, hi)
+        pos, ids, nxt, ok = self.m.successor_arrays(frontier)
+        origin = (lo + pos).astype(np.int64)
+        self.transitions += len(nxt)
+        counts = np.bincount(ids)
+        if len(counts) > len(self.id_counts):
+            counts[: len(self.id_counts)] += self.id_counts
+            self.id_counts = counts
+        else:
+            self.id_counts[: len(counts)] += counts
+        for bit in list(self.pending_edge):
+            bad = np.flatnonzero(((ok >> bit) & 1) == 0)
+            if len(bad):
+                k = bad[np.argmin(origin[bad])]
+                self.edge_found[bit] = (int(origin[k]), int(ids[k]), int(nxt[k]))
+                self.pending_edge.remove(bit)
+        values, first = _first_occurrences(nxt)
+        at = np.searchsorted(self.seen, values)
+        inside = at < len(self.seen)
+        known = np.zeros(len(values), dtype=bool)
+        known[inside] = self.seen[at[inside]] == values[inside]
+        new, first, at = values[~known], first[~known], at[~known]
+        if self.max_states is not None and self.count + len(new) > self.max_states:
+            room = self.max_states - self.count
+            new, first, at, self.truncated = new[:room], first[:room], at[:room], True
+        if len(new):
+            self._store(new, origin[first].astype(np.int32), ids[first].astype(np.int32), at)
+        if self.liveness:
+            env = self.m.environment_ids(ids)
+            targets = nxt[env]
+            where = np.searchsorted(self.seen, targets)
+            where = np.minimum(where, len(self.seen) - 1)
+            stored = self.seen[where] == targets
+            self.edges.append((origin[env][stored].astype(np.int32), self.seen_index[where[stored]],
+                               ids[env][stored].astype(np.int32)))
+
+    def _found_any(self) -> bool:
+        return bool(self.edge_found or self.always_found)
+
+    def run(self) -> tuple[int, bool]:
+        init = np.array([self.m.init_state], dtype=np.int64)
+        self._store(init, np.array([-1], np.int32), np.array([-1], np.int32), np.zeros(1, dtype=np.intp))
+        depth, lo, hi = 1, 0, self.count
+        started = last = time.perf_counter()
+        while lo < hi:
+            for chunk_lo in range(lo, hi, self.chunk):
+                if self.truncated or (self.stop and self._found_any()):
+                    return depth + (self.count > hi), False
+                self._expand(chunk_lo, min(hi, chunk_lo + self.chunk))
+                if self.max_memory is not None and _rss_bytes() > self.max_memory:
+                    raise MemoryLimitExceeded(
+                        f"stopped at {self.count:,} states (depth {depth}): more than --max-memory "
+                        f"{self.max_memory / 2**30:.1f} GiB in use")
+                now = time.perf_counter()
+                if self.progress is not None and now - last >= 1.0:
+                    last = now
+                    self.progress(self.count, depth, self.count / (now - started))
+            lo, hi = hi, self.count
+            depth += hi > lo
+        return depth, not self.truncated
+
+    # -- paths and liveness ------------------------------------------------------------------------
+    def path(self, i: int) -> Path:
+        steps = []
+        while i >= 0:
+            aid = int(self.action_ids.data[i])
+            steps.append((int(self.states.data[i]), None if aid < 0 else self.m.action_of(aid)))
+            i = int(self.parents.data[i])
+        return steps[::-1]
+
+    def _graph(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not self.edges:
+            z = np.empty(0, dtype=np.int32)
+            return z, z, z
+        src, dst, ids = (np.concatenate(c) for c in zip(*self.edges))
+        self.edges = [(src, dst, ids)]
+        return src, dst, ids
+
+    def stuck(self, bit: int) -> int | None:
+        """The first state (BFS order) from which no goal state is reachable through environment edges."""
+        n = self.count
+        src, dst, _ = self._graph()
+        can = ((self.goal_bits.view(0, n) >> bit) & 1).astype(bool)
+        order = np.argsort(dst, kind="stable")
+        rsrc = src[order]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
+        frontier = np.flatnonzero(can)
+        while len(frontier):
+            starts, ends = indptr[frontier], indptr[frontier + 1]
+            cnt = ends - starts
+            total = int(cnt.sum())
+            if not total:
+                break
+            idx = np.repeat(starts - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
+            preds = np.unique(rsrc[idx])
+            preds = preds[~can[preds]]
+            can[preds] = True
+            frontier = preds
+        bad = np.flatnonzero(~can)
+        return int(bad[0]) if len(bad) else None
+
+    def lasso(self, stuck: int) -> tuple[Path, int | None]:
+        """A shortest path to `stuck`, then a shortest bridge to a loop it is trapped in, and once around."""
+        src, dst, ids = self._graph()
+        order = np.argsort(src, kind="stable")
+        fsrc, fdst, fids = src[order], dst[order], ids[order]
+        indptr = np.searchsorted(fsrc, np.arange(self.count + 1))
+
+        def succ(i: int):
+            a, b = indptr[i], indptr[i + 1]
+            return zip(fdst[a:b].tolist(), fids[a:b].tolist())
+
+        path = self.path(stuck)
+        parent: dict[int, tuple[int, int]] = {stuck: (-1, -1)}  # BFS tree: shortest bridges
+        queue = deque([stuck])
+        sub = nx.DiGraph()
+        sub.add_node(stuck)
+        while queue:
+            i = queue.popleft()
+            for j, a in succ(i):
+                if not sub.has_edge(i, j):
+                    sub.add_edge(i, j, action=a)  # the first environment edge i -> j, as liveness.py
+                if j not in parent:
+                    parent[j] = (i, a)
+                    queue.append(j)
+        try:
+            cycle = nx.find_cycle(sub, source=stuck)
+        except nx.NetworkXNoCycle:
+            return path, None
+        bridge = []
+        k = cycle[0][0]
+        while k != stuck:
+            p, b = parent[k]
+            bridge.append((k, b))
+            k = p
+        for k, b in reversed(bridge):
+            path.append((int(self.states.data[k]), self.m.action_of(b)))
+        loop_start = len(path) - 1
+        for u, v in cycle:
+            path.append((int(self.states.data[v]), self.m.action_of(sub.edges[u, v]["action"])))
+        return path, loop_start
+
+
+def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None = None, progress: Any = None,
+                   stop_on_violation: bool = False, max_memory: int | None = None,
+                   chunk: int = 1 << 16) -> PackedResult:
+    """Exhaustive BFS of a packed model; every property decided, liveness on the environment edges."""
+    run = _Run(model, liveness, max_states, progress, stop_on_violation, max_memory, chunk)
+    started = time.perf_counter()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        depth, complete = run.run()
+        violations: dict[str, Violation] = {}
+        for bit, i in run.always_found.items():
+            prop = model.always[bit]
+            violations[prop.name] = Violation(prop, run.path(i))
+        for bit, (i, aid, value) in run.edge_found.items():
+            prop = model.edge_props[bit]
+            violations[prop.name] = Violation(prop, run.path(i) + [(value, model.action_of(aid))])
+        lassos = {}
+        if run.liveness and complete:
+            for bit, prop in enumerate(model.goals):
+                stuck = run.stuck(bit)
+                if stuck is not None:
+                    lassos[prop.name] = run.lasso(stuck)
+    finally:
+        if was:
+            gc.enable()
+    kinds: dict[str, int] = {}
+    for aid in np.flatnonzero(run.id_counts).tolist():
+        name = type(model.action_of(aid)).__name__
+        kinds[name] = kinds.get(name, 0) + int(run.id_counts[aid])
+    n = run.count
+    per_state = (run.states.data.itemsize * 2 + run.parents.data.itemsize + run.action_ids.data.itemsize
+                 + run.goal_bits.data.itemsize + (4 if run.liveness else 0))
+    edge_bytes = sum(a.nbytes for e in run.edges for a in e)
+    return PackedResult(
+        states=n, transitions=run.transitions, depth=depth, seconds=time.perf_counter() - started,
+        complete=complete, violations=violations,
+        examples={model.sometimes[bit].name: run.path(i) for bit, i in run.some_found.items()},
+        per_action_edges=kinds, lassos=lassos, bytes_per_state=float(per_state), edge_bytes=edge_bytes,
+        table_rows=getattr(model, "table_rows", 0), reference_calls=getattr(model, "reference_calls", 0),
+    )
+
+
+__all__ = ["MemoryLimitExceeded", "PackedResult", "explore_packed"]

@@ -1,0 +1,60 @@
+"""The bound flags on the command line (`--brokers`, `--rf`, `--targets` ...), shared by
+`check` and `fuzz`: `add_bound_arguments` declares them, `bound_overrides` reads them back
+as the mapping `bounds_from_mapping` takes (the TOML form is in bounds.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kreassign.checker.models.bounds import ConfigError
+
+BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
+               "create_partitions")
+#: switches of the issue-14 capabilities (bounds.py documents them)
+CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair")
+
+
+def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bound flags shared by `check` and `fuzz` (read back by `bound_overrides`)."""
+    for name in BOUND_FLAGS:
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, dest=name, metavar="N")
+    parser.add_argument("--targets", help='"all" RF-subsets, "permutations", or replica lists like "1,2;3,4"')
+    parser.add_argument("--initial", help='initial replicas per partition, like "1,2;2,3"')
+    parser.add_argument("--elections", help="comma-separated: PREFERRED,UNCLEAN")
+    parser.add_argument("--unclean", action="store_true", default=None, help="the topic allows unclean elections")
+    parser.add_argument("--replication", action="store_true", default=None, help="switch on the replication layer")
+    parser.add_argument("--znode", action="store_true", default=None, help="zk/kip236: the /admin/reassign_partitions route")
+    parser.add_argument("--no-isr-changes", action="store_true", help="leaders never change the ISR")
+    parser.add_argument("--broker-view", action="store_true", default=None,
+                        help="check the brokers' own view (under-replicated partitions)")
+    parser.add_argument("--throttles", action="store_true", default=None,
+                        help="move replicas with kafka-reassign-partitions.sh --throttle; check the throttles")
+    parser.add_argument("--fair", action="store_true", default=None,
+                        help="liveness under weak fairness, brokers may stay down (lasso counterexamples)")
+
+
+def _lists(text: str, flag: str) -> list[list[int]]:
+    try:
+        return [[int(b) for b in part.split(",")] for part in text.split(";") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--{flag}: expected broker ids like \"1,2;3,4\", got {text!r}") from None
+
+
+def bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {k: getattr(args, k) for k in BOUND_FLAGS if getattr(args, k) is not None}
+    if args.targets is not None:
+        out["targets"] = args.targets if args.targets in ("all", "permutations") else _lists(args.targets, "targets")
+    if args.initial is not None:
+        out["initial"] = _lists(args.initial, "initial")
+    if args.elections is not None:
+        out["elections"] = [e.strip() for e in args.elections.split(",") if e.strip()]
+    for flag in ("unclean", "replication", "znode") + CAPABILITY_SWITCHES:
+        if getattr(args, flag):
+            out[flag] = True
+    if args.no_isr_changes:
+        out["isr_changes"] = False
+    return out
+
+

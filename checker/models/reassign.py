@@ -1,0 +1,290 @@
+"""The reassignment model: a profile of the reference plus bounds, as an explorable Model.
+
+Nothing here knows a Kafka rule. The profile lists the enabled actions of an
+ActionSpace and applies them; this module only spends the budget (how many requests,
+cancels, failures, failovers the admin and the environment may use), keeps the ghost
+variables (what the admin asked for) from each action and its response, and labels
+each edge with the reassignments that ended on it, for the transition properties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from kreassign.reference import ActionSpace, Profile, profile
+from kreassign.reference import broker_view
+from kreassign.reference.throttles import TOOL_ACTIONS, ReassignTool
+from kreassign.spec import actions as A
+from kreassign.spec.codec import decode_action, from_json, state_from_json, to_json
+from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
+from kreassign.spec.broker_view_properties import Reporters, broker_view_properties
+from kreassign.spec.fairness import FAIR_PROPERTIES
+from kreassign.spec.reassign_properties import PROPERTIES, Ending, Ghost, ModelState, Transition
+from kreassign.spec.throttle_properties import THROTTLE_PROPERTIES
+from kreassign.spec.state import ClusterState, make_cluster
+
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.explore.protocol import Model
+
+TOPIC = "t"
+REASSIGNS, CANCELS, FAILURES, FAILOVERS = range(4)
+
+
+def in_flight(cluster: ClusterState, topic: str, index: int) -> bool:
+    """Is a reassignment of this partition still in progress anywhere in the controller's state?"""
+    p = cluster.partition(topic, index)
+    if p.reassigning:
+        return True
+    zk = cluster.zk
+    if zk is not None:
+        if any((t, i) == (topic, index) for t, i, *_ in zk.being_reassigned + zk.admin_znode + zk.pending):
+            return True
+        for t, i, replicas, adding, removing in zk.memory:
+            if (t, i) == (topic, index) and (adding or removing):
+                return True
+    k = cluster.kip236
+    if k is not None and any((t, i) == (topic, index) for t, i, _ in k.extra):
+        return True
+    return False
+
+
+def normalize_epochs(cluster: ClusterState) -> ClusterState:
+    """The explorer's view of a cluster: epochs renamed so that equal clusters up to epochs coincide.
+
+    Epochs grow without bound (every ISR change bumps the partition epoch), so an
+    explorer that kept them would never finish. The reference only compares an epoch
+    with the partition's current one, and a record's epoch with other records' epochs
+    for equality and order, so an order-preserving renaming is sound: partition epochs
+    become 0, and leader epochs the rank of the current epoch among those the
+    partition's logs mention. Edge-local properties (epochs never go back) see the
+    un-renamed successor through `Transition.after`.
+    """
+    changed = False
+    topics = []
+    for t in cluster.topics:
+        parts = []
+        for p in t.partitions:
+            q = _normalize_partition(p)
+            changed |= q is not p
+            parts.append(q)
+        topics.append(replace(t, partitions=tuple(parts)) if changed else t)
+    return replace(cluster, topics=tuple(topics)) if changed else cluster
+
+
+def _normalize_partition(p):
+    if p.log is None:
+        if p.leader_epoch == 0 and p.partition_epoch == 0:
+            return p
+        return replace(p, leader_epoch=0, partition_epoch=0)
+    used = {e for _, log in p.log.logs for e in log} | set(p.log.committed) | {p.leader_epoch}
+    rank = {e: r for r, e in enumerate(sorted(used))}
+    if all(rank[e] == e for e in used) and p.partition_epoch == 0:
+        return p
+    log = replace(
+        p.log,
+        logs=tuple((b, tuple(rank[e] for e in entries)) for b, entries in p.log.logs),
+        committed=tuple(rank[e] for e in p.log.committed),
+    )
+    return replace(p, leader_epoch=rank[p.leader_epoch], partition_epoch=0, log=log)
+
+
+def _accepted(response: Any, topic: str, index: int) -> bool:
+    if isinstance(response, AlterPartitionReassignmentsResponse):
+        try:
+            return response.partition_error(topic, index)[0] == NONE
+        except KeyError:
+            return False
+    return getattr(response, "error_code", NONE) == NONE
+
+
+class ReassignmentModel(Model[ModelState, Transition]):
+    """Profile + bounds as a transition system over ModelState."""
+
+    def __init__(self, profile_name: str | Profile = "kraft", bounds: Bounds | None = None, *,
+                 tool: ReassignTool | None = None, reporters: Reporters | None = None):
+        # a Profile object may be passed directly, e.g. a deliberately broken variant in a test;
+        # so may the reassignment tool (bounds.throttles) and the broker view (bounds.broker_view)
+        self.tool = tool or ReassignTool()
+        self.reporters = reporters or broker_view.under_replicated_reporters
+        self.profile = profile(profile_name) if isinstance(profile_name, str) else profile_name
+        self.profile_name = self.profile.name
+        self.bounds = bounds or Bounds()
+        self.name = profile_name
+        b = self.bounds
+        targets = tuple((TOPIC, i, t) for i in range(b.partitions) for t in b.target_lists())
+        self.space = ActionSpace(
+            targets=targets,
+            reassign=not b.throttles,  # with throttles the admin goes through the tool (ToolExecute ...)
+            cancel=not b.throttles,
+            isr_changes=b.isr_changes,
+            failures=True,
+            failover=True,
+            elections=b.elections,
+            replication=b.replication,
+            log_length=b.log_length,
+            znode=b.znode,
+        )
+
+    # -- Model protocol --------------------------------------------------------------------------
+    def init_states(self) -> Sequence[ModelState]:
+        b = self.bounds
+        cluster = make_cluster(
+            b.broker_ids,
+            {TOPIC: b.initial_assignment()},
+            unclean=[TOPIC] if b.unclean else [],
+            replication_layer=b.replication,
+        )
+        cluster = self.profile.initial_state(cluster)
+        ghosts = tuple(Ghost() for _ in cluster.partitions())
+        return [ModelState(cluster, ghosts, (b.reassigns, b.cancels, b.failures, b.failovers))]
+
+    def _budget_slot(self, action: Any) -> int | None:
+        if isinstance(action, (A.Reassign, A.ZnodeReassign, A.ToolExecute)):
+            return REASSIGNS
+        if isinstance(action, (A.Cancel, A.CancelTopic, A.CancelAll, A.ToolCancel)):
+            return CANCELS
+        if isinstance(action, A.BrokerFail):
+            return FAILURES
+        if isinstance(action, A.ControllerFailover):
+            return FAILOVERS
+        return None
+
+    def actions(self, state: ModelState) -> Sequence[Any]:
+        out = []
+        for a in self.profile.enabled_actions(state.cluster, self.space) + self._extra_actions(state):
+            slot = self._budget_slot(a)
+            if slot is None or state.budget[slot] > 0:
+                out.append(a)
+        return out
+
+    def _extra_actions(self, state: ModelState) -> list[Any]:
+        """Actions of the issue-14 capabilities the bounds switch on (none by default)."""
+        if not self.bounds.throttles:
+            return []
+        out: list[Any] = [A.ToolExecute(t, i, r) for t, i, r in self.space.targets]
+        parts = sorted({(t, i) for t, i, _ in self.space.targets})
+        out += [A.ToolCancel(t, i) for t, i in parts]
+        out += [A.ToolVerify(t, i) for t, i in parts]
+        return out
+
+    def apply(self, cluster: ClusterState, action: Any):
+        """The reference's step for one action: the profile's, or the reassignment tool's over it."""
+        if isinstance(action, TOOL_ACTIONS):
+            return self.tool.apply(self.profile, cluster, action)
+        return self.profile.apply(cluster, action)
+
+    def next_state(self, state: ModelState, action: Any) -> ModelState | None:
+        return self.step(state, action)[0]
+
+    def step(self, state: ModelState, action: Any) -> tuple[ModelState, Transition]:
+        """Apply one action: the new model state and the labelled transition."""
+        result = self.apply(state.cluster, action)
+        budget = state.budget
+        slot = self._budget_slot(action)
+        if slot is not None:
+            budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1 :]
+        ghosts, endings = self._ghosts(state, action, result.state, result.response)
+        after = normalize_epochs(result.state)
+        return ModelState(after, ghosts, budget), Transition(action, result.response, endings, result.state)
+
+    def successors(self, state: ModelState):
+        for a in self.actions(state):
+            nxt, label = self.step(state, a)
+            yield label, nxt
+
+    def properties(self):
+        props = list(PROPERTIES)
+        if not self.bounds.replication:
+            props = [p for p in props if p.name != "committed_records_kept"]
+        if self.bounds.broker_view:
+            props += broker_view_properties(self.reporters)
+        if self.bounds.throttles:
+            props += THROTTLE_PROPERTIES
+        if self.bounds.fair:
+            props += FAIR_PROPERTIES
+        return props
+
+    # -- ghosts --------------------------------------------------------------------------------------
+    def _ghosts(self, state: ModelState, action: Any, after: ClusterState, response: Any):
+        ghosts = list(state.ghosts)
+        endings = []
+        for idx, (t, i, before) in enumerate(state.cluster.partitions()):
+            g = self._intent(ghosts[idx], state.cluster, action, response, after, t, i, before)
+            if g.original is not None and not in_flight(after, t, i):
+                endings.append(Ending(idx, "cancelled" if g.cancelled else "completed", g.original, g.requested))
+                g = Ghost()
+            ghosts[idx] = g
+        return tuple(ghosts), tuple(endings)
+
+    def _intent(self, g: Ghost, cluster: ClusterState, action: Any, response: Any, after: ClusterState,
+                t: str, i: int, before) -> Ghost:
+        """The admin's intent for one partition after this action (the ghost variables)."""
+        names_it = (getattr(action, "topic", None), getattr(action, "partition", None)) == (t, i)
+        if self.profile.deferred_requests:
+            # zk: the request takes effect when the controller runs step U for the partition
+            zk = cluster.zk
+            starts_u = isinstance(action, A.ControllerStep) and names_it and (t, i, "U") in zk.pending
+            target = next((r for tt, ii, r in zk.being_reassigned if (tt, ii) == (t, i)), None)
+            if not starts_u or target is None:
+                return g
+            original = g.original if g.original is not None else before.origin
+            if set(target) == set(original):  # reassignTo(origin): zk's cancel
+                return Ghost(original, None, True) if g.original is not None else g
+            return Ghost(original, tuple(target), False)
+        if names_it and isinstance(action, (A.Reassign, A.ZnodeReassign, A.ToolExecute)) and _accepted(response, t, i):
+            idle_no_op = (
+                g.original is None
+                and not in_flight(after, t, i)
+                and set(after.partition(t, i).replicas) == set(before.replicas)
+            )
+            if idle_no_op:  # reassigning an idle partition to its own replicas (any order) moves nothing
+                return g
+            original = g.original if g.original is not None else before.origin
+            return Ghost(original, tuple(action.replicas), False)
+        cancels_it = (
+            (names_it and isinstance(action, (A.Cancel, A.ToolCancel)))
+            or isinstance(action, A.CancelAll)
+            or (isinstance(action, A.CancelTopic) and action.topic == t)
+        )
+        if cancels_it and g.original is not None and _accepted(response, t, i):
+            return g._replace(requested=None, cancelled=True)
+        return g
+
+    # -- serialization ------------------------------------------------------------------------------
+    def state_to_json(self, state: ModelState) -> Any:
+        return {
+            "cluster": to_json(state.cluster),
+            "ghosts": [to_json(list(g)) for g in state.ghosts],
+            "budget": list(state.budget),
+        }
+
+    def state_from_json(self, data: Any) -> ModelState:
+        cluster = state_from_json(data["cluster"])
+        ghosts = tuple(
+            Ghost(tuple(g[0]) if g[0] is not None else None, tuple(g[1]) if g[1] is not None else None, bool(g[2]))
+            for g in data["ghosts"]
+        )
+        return ModelState(cluster, ghosts, tuple(data["budget"]))
+
+    def action_to_json(self, action: Any) -> Any:
+        return to_json(getattr(action, "action", action))
+
+    def action_from_json(self, data: Any) -> Any:
+        return decode_action(data)
+
+    def annotate_path(self, path) -> list[dict[str, Any]]:
+        """The real Kafka state of each step (epochs as Kafka would have them, not renamed)."""
+        cluster = path[0][0].cluster
+        out = [{"kafka_state": to_json(cluster)}]
+        for _, label in path[1:]:
+            cluster = self.apply(cluster, getattr(label, "action", label)).state
+            out.append({"kafka_state": to_json(cluster)})
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"profile": self.profile_name, **self.bounds.to_json()}
+
+
+__all__ = ["ReassignmentModel", "from_json", "in_flight"]

@@ -1,0 +1,28 @@
+"""The default suite: the bounds each profile is checked at when no bounds are given.
+
+`kreassign check` with no arguments runs every profile here; `fuzz`, the curated
+counterexamples and the benchmarks start from the same bounds.
+"""
+
+from __future__ import annotations
+
+from kreassign.checker.models.bounds import Bounds
+
+#: the default suite: small bounds per profile, well under a minute in all on 2 cores
+DEFAULT_SUITE: dict[str, Bounds] = {
+    "kraft": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
+    "kraft-3.7": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
+    "zk": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, failovers=1),
+    "kip455": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1),
+    "kip236": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
+}
+
+def _quota_bounds(profile: str):
+    from kreassign.checker.models.quota import default_quota_bounds  # numpy-free, but only needed here
+
+    return default_quota_bounds(profile)
+
+
+#: the quota profiles of the default suite, with their (own) default configuration
+QUOTA_SUITE = {"kip599": lambda: _quota_bounds("kip599"), "kip599-draft": lambda: _quota_bounds("kip599-draft")}
+

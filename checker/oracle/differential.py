@@ -1,0 +1,300 @@
+"""Differential checking: another implementation in lockstep with the reference (docs/adapters.md).
+
+`differential_factory(spec)` gives `kreassign check --impl SPEC` its models: the
+reassignment model of a profile whose every step is also sent to the implementation
+(put in the state before the step, then asked to apply the action). The model then
+continues from the *implementation's* state, so every spec property is checked on the
+states the implementation reaches, and one more transition property,
+`implementation_matches_reference`, fails on the first edge where the implementation's
+state or response differs from the reference's. The engine and `check_model` turn a
+failure into a minimized counterexample trace as for any property; each step of the
+trace carries the implementation's real states (`kafka_state`), and the failing step a
+`mismatch` object with the field-level diff.
+
+`replay_against_impl(trace, spec)` re-executes a trace's actions against the
+implementation, comparing every step with the reference and with the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from kreassign.spec.codec import to_json
+from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
+from kreassign.spec.reassign_properties import ModelState
+from kreassign.spec.state import ClusterState
+
+from kreassign.checker.oracle.adapters import (
+    Implementation,
+    ImplementationError,
+    ImplementationRefused,
+    load_implementation,
+    response_to_json,
+)
+from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.models.registry import REASSIGNMENT, model_kind
+from kreassign.checker.models.reassign import ReassignmentModel, normalize_epochs
+from kreassign.checker.traces.diff import field_diff, show_json as _show
+from kreassign.checker.traces.replay import ReplayResult
+from kreassign.checker.traces.format import Trace, TraceError
+
+MATCH_PROPERTY = "implementation_matches_reference"
+
+
+class ReplayImplementationError(TraceError, ImplementationError):
+    """The implementation failed during a replay (both a TraceError for the CLI and an ImplementationError)."""
+
+
+def compare_step(ref_state: ClusterState, ref_response: Any, impl_state: ClusterState, impl_response: Any) -> list[str]:
+    """Diff lines between the reference's and the implementation's outcome of one step (empty = equal)."""
+    lines = ["state." + d for d in field_diff(to_json(ref_state), to_json(impl_state))] if ref_state != impl_state else []
+    if impl_response is None or ref_response is None:
+        if impl_response is not ref_response:
+            lines.append(f"response: reference {_show(response_to_json(ref_response)) if ref_response is not None else 'null'}, "
+                         f"implementation {_show(response_to_json(impl_response)) if impl_response is not None else 'null'}")
+    elif ref_response != impl_response or type(ref_response) is not type(impl_response):
+        lines += ["response." + d for d in field_diff(response_to_json(ref_response), response_to_json(impl_response))]
+    return lines
+
+
+class DiffTransition(NamedTuple):
+    """A `Transition` (same first four fields) plus what the reference did on the same edge."""
+
+    action: object
+    response: object = None  # the implementation's response
+    endings: tuple = ()
+    after: ClusterState | None = None  # the implementation's state, before the explorer renamed epochs
+    reference: ClusterState | None = None  # the reference's state after the same action
+    reference_response: object = None
+    mismatch: tuple[str, ...] = ()  # diff lines; empty iff the implementation matched the reference
+
+    def __str__(self) -> str:
+        return str(self.action)
+
+
+def _matches(prev: Any, label: Any, nxt: Any) -> bool:
+    return not getattr(label, "mismatch", ())
+
+
+def match_property(spec: str) -> Property:
+    return Property.transition(
+        MATCH_PROPERTY, _matches,
+        description=f"The implementation {spec} answers every action with the reference's state and response "
+        "(field-level diff in the failing step's \"mismatch\").",
+        source="differential checking (docs/adapters.md)", promised_by=("*",),
+    )
+
+
+class DifferentialModel(ReassignmentModel):
+    """The reassignment model of a profile, stepping an implementation in lockstep with the reference."""
+
+    def __init__(self, profile_name: str, bounds: Bounds | None, impl: Implementation, spec: str = "implementation"):
+        super().__init__(profile_name, bounds)
+        self.impl = impl
+        self.spec = spec
+        self._match = match_property(spec)
+
+    def step(self, state: ModelState, action: Any) -> tuple[ModelState, DiffTransition]:
+        cluster = state.cluster
+        try:
+            ref = self.profile.apply(cluster, action)
+            ref_state, ref_response, ref_error = ref.state, ref.response, None
+        except ValueError as e:  # the implementation led to a state where the reference refuses the action
+            ref_state, ref_response, ref_error = cluster, None, f"{type(e).__name__}: {e}"
+        self.impl.reset(self.profile_name, cluster)
+        try:
+            impl_state, impl_response = self.impl.apply(action)
+            refused = None
+        except ImplementationRefused as e:
+            impl_state, impl_response, refused = cluster, None, str(e)
+        if refused is not None or ref_error is not None:
+            lines = []
+            if ref_error is not None:
+                lines.append(f"reference refused the action: {ref_error}")
+            if refused is not None:
+                lines.append(f"implementation refused the action: {refused}")
+            if (ref_error is None) != (refused is None):
+                lines += compare_step(ref_state, ref_response, impl_state, impl_response)
+            mismatch = tuple(lines) if (ref_error is None) != (refused is None) else ()
+        else:
+            mismatch = tuple(compare_step(ref_state, ref_response, impl_state, impl_response))
+        budget = state.budget
+        slot = self._budget_slot(action)
+        if slot is not None:
+            budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1:]
+        ghosts, endings = self._ghosts(state, action, impl_state, impl_response)
+        nxt = ModelState(normalize_epochs(impl_state), ghosts, budget)
+        return nxt, DiffTransition(action, impl_response, endings, impl_state, ref_state, ref_response, mismatch)
+
+    def properties(self):
+        return [*super().properties(), self._match]
+
+    def annotate_path(self, path: Sequence[tuple[ModelState, Any]]) -> list[dict[str, Any]]:
+        """Per step: the implementation's real states (run from the initial state) and any mismatch."""
+        cluster = path[0][0].cluster
+        out: list[dict[str, Any]] = [{"kafka_state": to_json(cluster)}]
+        real: ClusterState | None = cluster
+        for _, label in path[1:]:
+            action = getattr(label, "action", label)
+            note: dict[str, Any] = {}
+            if real is not None:
+                try:
+                    self.impl.reset(self.profile_name, real)
+                    real, _ = self.impl.apply(action)
+                    note["kafka_state"] = to_json(real)
+                except ImplementationRefused:
+                    real = None
+            lines = getattr(label, "mismatch", ())
+            if lines:
+                note["mismatch"] = mismatch_json(self.spec, label)
+            out.append(note)
+        return out
+
+
+def mismatch_json(spec: str, label: DiffTransition) -> dict[str, Any]:
+    """The "mismatch" object of a trace step: who, the diff lines, and the reference's outcome."""
+    return {
+        "implementation": spec,
+        "diff": list(label.mismatch),
+        "reference_state": to_json(label.reference) if label.reference is not None else None,
+        "reference_response": response_to_json(label.reference_response) if label.reference_response is not None else None,
+        "implementation_response": response_to_json(label.response) if label.response is not None else None,
+    }
+
+
+def differential_factory(spec: str):
+    """`factory(profile, bounds) -> Model` for check_model: every model shares one loaded implementation.
+
+    The implementation is loaded on the first call (so a bad spec fails with a clear
+    ImplementationError) and reused, since every step resets it to the state it starts from.
+    """
+    holder: dict[str, Implementation] = {}
+
+    def factory(profile: str, bounds: Any) -> DifferentialModel:
+        if model_kind(profile) != REASSIGNMENT:
+            raise ValueError(f"--impl checks reassignment profiles only; {profile!r} is a quota model "
+                             "(pass --profile kraft, or another reassignment profile)")
+        if "impl" not in holder:
+            holder["impl"] = load_implementation(spec)
+        if bounds is not None and not isinstance(bounds, Bounds):
+            bounds = bounds_from_mapping(dict(bounds))
+        return DifferentialModel(profile, bounds, holder["impl"], spec)
+
+    def close() -> None:
+        impl = holder.pop("impl", None)
+        if impl is not None:
+            impl.close()
+
+    factory.close = close  # type: ignore[attr-defined]
+    factory.spec = spec  # type: ignore[attr-defined]
+    return factory
+
+
+# -- replay ----------------------------------------------------------------------------------------------
+
+
+def replay_against_impl(trace: Trace, spec: str | Implementation) -> ReplayResult:
+    """Re-execute a trace against an implementation, comparing each step with the reference and the trace.
+
+    A mismatch trace (property `implementation_matches_reference`, or kind "mismatch")
+    reproduces when the implementation follows the trace's states and still disagrees
+    with the reference on the last step. Any other trace reproduces when the
+    implementation follows the trace's states and the property fails where the trace
+    says (as `kreassign replay` against the reference). `diffs` lists the field-level
+    differences of the first step where something differs.
+    """
+    if trace.model != REASSIGNMENT:
+        raise TraceError(f"model: --impl replays reassignment traces only, this one is {trace.model!r}")
+    try:
+        bounds = bounds_from_mapping(dict(trace.bounds))
+    except ValueError as e:
+        raise TraceError(f"bounds: {e}") from None
+    try:
+        impl = load_implementation(spec) if isinstance(spec, str) else spec
+    except ImplementationError as e:
+        raise ReplayImplementationError(str(e)) from None
+    name = spec if isinstance(spec, str) else type(spec).__name__
+    try:
+        model = DifferentialModel(trace.profile, bounds, impl, name)
+    except ValueError as e:
+        raise TraceError(f"profile: {e}") from None
+    try:
+        return _replay(model, trace)
+    except ImplementationError as e:  # the implementation broke (died, hung, spoke garbage)
+        raise ReplayImplementationError(str(e)) from None
+    finally:
+        if isinstance(spec, str):
+            impl.close()
+
+
+def _replay(model: DifferentialModel, trace: Trace) -> ReplayResult:
+    from kreassign.checker.traces.replay import _no_goal_reachable
+
+    try:
+        state = model.state_from_json(trace.initial)
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        raise TraceError(f"initial_state: {e}") from None
+    states: list[ModelState] = [state]
+    labels: list[Any] = [None]
+    first_mismatch: tuple[int, tuple[str, ...]] | None = None
+    for k, step in enumerate(trace.steps):
+        try:
+            action = model.action_from_json(step["action"])
+        except ValueError as e:
+            raise TraceError(f"steps[{k}].action: {e}") from None
+        state, label = model.step(state, action)
+        if label.mismatch and first_mismatch is None:
+            first_mismatch = (k, label.mismatch)
+        try:
+            expected = model.state_from_json(step["state"])
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            raise TraceError(f"steps[{k}].state: {e}") from None
+        if expected != state:
+            diffs = field_diff(step["state"], model.state_to_json(state), left="trace", right="implementation")
+            if label.mismatch:
+                diffs += [f"(reference) {d}" for d in label.mismatch]
+                note = "; the reference disagrees with both (see the (reference) lines)"
+            else:
+                note = "; the implementation agrees with the reference on this step"
+            return ReplayResult(False, k, f"step {k + 1}: {label.action}: the implementation's state differs from "
+                                f"the trace{note}", diffs)
+        states.append(state)
+        labels.append(label)
+    n = len(trace.steps)
+    if trace.property == MATCH_PROPERTY or trace.kind == "mismatch":
+        last = labels[-1]
+        if last is not None and last.mismatch:
+            return ReplayResult(True, n, None, list(last.mismatch))
+        if first_mismatch is not None:
+            k, lines = first_mismatch
+            return ReplayResult(False, n, f"step {k + 1}: the implementation differs from the reference before the "
+                                "trace's last step", list(lines))
+        return ReplayResult(False, n, f"the implementation matches the reference on all {n} step(s)")
+    prop = next((p for p in model.properties() if p.name == trace.property), None)
+    if prop is None:
+        return ReplayResult(False, n, f"property {trace.property!r} is not a property of this model")
+    if prop.kind == ALWAYS:
+        ok = not prop.predicate(states[-1])
+    elif prop.kind == TRANSITION:
+        ok = n > 0 and not prop.predicate(states[-2], labels[-1], states[-1])
+    elif prop.kind == EVENTUALLY:
+        ok = _no_goal_reachable(model, prop, states[trace.loop_start if trace.loop_start is not None else -1])
+    elif prop.kind == SOMETIMES:
+        ok = prop.predicate(states[-1])
+    else:
+        ok = False
+    diffs = [f"step {first_mismatch[0] + 1}: {d}" for d in first_mismatch[1]] if first_mismatch else []
+    return ReplayResult(ok, n, None if ok else f"the last state does not violate {trace.property}", diffs)
+
+
+__all__ = [
+    "MATCH_PROPERTY",
+    "DiffTransition",
+    "DifferentialModel",
+    "ReplayImplementationError",
+    "compare_step",
+    "differential_factory",
+    "field_diff",
+    "replay_against_impl",
+]

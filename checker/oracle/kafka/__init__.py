@@ -1,0 +1,428 @@
+"""Apache Kafka's own KRaft controller as an implementation under test (issue 12, docs/kafka.md).
+
+`KafkaImplementation` runs the Java adapter `java/org/apache/kafka/controller/KreassignAdapter.java`
+(package data, compiled with `javac` on first use and cached) in one JVM per run, and speaks
+the subprocess protocol of docs/adapters.md to it through `SubprocessImplementation`:
+`reset` puts Kafka's ReplicationControlManager / ClusterControlManager into a kreassign state,
+`apply` drives one action through Kafka's own entry point and reads the state back.
+
+The implementation spec is `kafka` or `kafka[key=value,...]` with the keys
+`classpath` (a Kafka distribution's `libs/` directory, or jars separated by ':' or ','),
+`metadata.version` (default 3.9-IV0) and `bug` (a planted bug, for the tests).
+
+Errors of the set-up (no java/javac, a classpath without Kafka's controller classes, a
+failed compilation) raise `KafkaSetupError`, an `InfraError` (exit code 3) naming what is
+missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kreassign.errors import InfraError, UsageError
+from kreassign.spec import actions as A
+from kreassign.spec.codec import to_json
+from kreassign.spec.state import ClusterState
+
+from kreassign.checker.oracle.adapters import ImplementationError, SubprocessImplementation, default_timeout
+
+#: where the adapter's Java source lives (package data)
+JAVA_ROOT = Path(__file__).resolve().parent / "java"
+ADAPTER_SOURCE = JAVA_ROOT / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.java"
+ADAPTER_CLASS = "org.apache.kafka.controller.KreassignAdapter"
+
+#: the class every Kafka classpath must provide (kafka-metadata-*.jar or the shared jar)
+CONTROLLER_CLASS = "org/apache/kafka/controller/ReplicationControlManager.class"
+SHARED_JAR_NAME = "kafka-controller-3.9.0.jar"
+CLASSPATH_ENV = "KREASSIGN_KAFKA_CLASSPATH"
+BUG_ENV = "KREASSIGN_KAFKA_BUG"
+JAVA_ENV = "KREASSIGN_JAVA_HOME"
+
+DEFAULT_METADATA_VERSION = "3.9-IV0"
+#: metadata.versions the reference models (kraft profile); each is checked in lockstep against Kafka
+SUPPORTED_METADATA_VERSIONS = (
+    "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1", "3.5-IV2",
+    "3.6-IV0", "3.6-IV1", "3.6-IV2", "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4",
+    "3.8-IV0", "3.9-IV0",
+)
+BUGS = ("wrong-partition",)
+
+
+class KafkaSetupError(InfraError, ImplementationError):
+    """Java or Kafka's classes are missing, or the adapter does not compile (exit code 3)."""
+
+    exit_code = 3
+
+
+# -- finding java, javac and Kafka ---------------------------------------------------------------------
+
+
+def find_java_tools() -> tuple[str, str]:
+    """(java, javac): from $KREASSIGN_JAVA_HOME/bin, $JAVA_HOME/bin, then the PATH."""
+    found: dict[str, str | None] = {}
+    for tool in ("java", "javac"):
+        path = None
+        for home in (os.environ.get(JAVA_ENV), os.environ.get("JAVA_HOME")):
+            if home and os.access(os.path.join(home, "bin", tool), os.X_OK):
+                path = os.path.join(home, "bin", tool)
+                break
+        found[tool] = path or shutil.which(tool)
+    missing = [t for t, p in found.items() if p is None]
+    if missing:
+        raise KafkaSetupError(
+            f"--impl kafka needs a JDK (17 or newer): {' and '.join(missing)} not found on the PATH "
+            f"(nor in $JAVA_HOME/bin); install one, e.g. apt-get install openjdk-17-jdk-headless")
+    return found["java"], found["javac"]  # type: ignore[return-value]
+
+
+def project_root() -> Path:
+    """The source tree's root (checker/oracle/kafka -> the folder holding checker/)."""
+    return Path(__file__).resolve().parents[3]
+
+
+def default_kafka_classpath() -> str | None:
+    """$KREASSIGN_KAFKA_CLASSPATH, else ../shared/kafka/kafka-controller-3.9.0.jar beside the project."""
+    env = os.environ.get(CLASSPATH_ENV)
+    if env:
+        return env
+    shared = project_root().parent / "shared" / "kafka" / SHARED_JAR_NAME
+    return str(shared) if shared.is_file() else None
+
+
+def pyspark_jars() -> Path | None:
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    return jars if jars.is_dir() else None
+
+
+# jackson and slf4j-api, exactly these globs (a broader jackson-* would pick up jackson-module-scala)
+RUNTIME_GLOBS = ("jackson-databind-2.*.jar", "jackson-core-2.*.jar", "jackson-annotations-2.*.jar", "slf4j-api-*.jar")
+
+
+def expand_classpath(spec: str) -> list[Path]:
+    """A directory of jars (a Kafka distribution's libs/), or jars / directories separated by ':' or ','."""
+    out: list[Path] = []
+    for part in re.split(r"[,%s]" % re.escape(os.pathsep), spec):
+        part = part.strip()
+        if not part:
+            continue
+        p = Path(part).expanduser()
+        if p.is_dir():
+            jars = sorted(p.glob("*.jar"))
+            if not jars:
+                raise KafkaSetupError(f"--kafka-classpath: the directory {part} holds no .jar files")
+            out += jars
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise KafkaSetupError(f"--kafka-classpath: {part}: no such file or directory")
+    if not out:
+        raise KafkaSetupError("--kafka-classpath: empty classpath")
+    return out
+
+
+def _jar_has(jar: Path, entry: str) -> bool:
+    try:
+        with zipfile.ZipFile(jar) as z:
+            z.getinfo(entry)
+            return True
+    except (KeyError, zipfile.BadZipFile, OSError):
+        return False
+
+
+def kafka_version(jars: list[Path]) -> str | None:
+    """Kafka's version from kafka/kafka-version.properties in the classpath (clients or the shared jar)."""
+    for jar in jars:
+        try:
+            with zipfile.ZipFile(jar) as z:
+                text = z.read("kafka/kafka-version.properties").decode("utf-8", "replace")
+        except (KeyError, zipfile.BadZipFile, OSError):
+            continue
+        m = re.search(r"^version=(.+)$", text, re.M)
+        if m:
+            return m.group(1).strip()
+    return None
+
+
+@dataclass
+class KafkaSetup:
+    """What `--impl kafka` runs with: the tools, the classpath, Kafka's version, the compiled adapter."""
+
+    java: str
+    javac: str
+    kafka_jars: list[Path]
+    runtime_jars: list[Path] = field(default_factory=list)
+    version: str | None = None
+    classes: Path | None = None  # the compiled adapter (cache directory)
+
+    @property
+    def classpath(self) -> str:
+        return os.pathsep.join(str(p) for p in self.kafka_jars + self.runtime_jars)
+
+
+def resolve_setup(classpath: str | None = None) -> KafkaSetup:
+    """Find java/javac and Kafka's classes; raise KafkaSetupError naming what is missing."""
+    java, javac = find_java_tools()
+    spec = classpath or default_kafka_classpath()
+    if spec is None:
+        raise KafkaSetupError(
+            f"--impl kafka: no Kafka classpath: pass --kafka-classpath (a Kafka 3.9 distribution's libs/ directory) "
+            f"or set {CLASSPATH_ENV}; the default ../shared/kafka/{SHARED_JAR_NAME} does not exist")
+    jars = expand_classpath(spec)
+    if not any(_jar_has(j, CONTROLLER_CLASS) for j in jars):
+        raise KafkaSetupError(
+            f"--impl kafka: the classpath {spec} lacks Kafka's KRaft controller classes "
+            f"(no {CONTROLLER_CLASS[:-6].replace('/', '.')}; a Kafka distribution has it in libs/kafka-metadata-*.jar)")
+    runtime: list[Path] = []
+    if not any(j.name.startswith("jackson-databind-") for j in jars):
+        pj = pyspark_jars()
+        if pj is not None:
+            for pattern in RUNTIME_GLOBS:
+                runtime += sorted(pj.glob(pattern))[-1:]
+        if not any(j.name.startswith("jackson-databind-") for j in runtime):
+            raise KafkaSetupError(
+                "--impl kafka: jackson-databind is not on the classpath and pyspark's jars/ directory was not found "
+                "(pass a Kafka distribution's libs/, which has it)")
+    return KafkaSetup(java, javac, jars, runtime, kafka_version(jars))
+
+
+# -- compiling the adapter once, cached -------------------------------------------------------------------
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kreassign"
+
+
+def _cache_key(setup: KafkaSetup) -> str:
+    h = hashlib.sha256()
+    h.update(ADAPTER_SOURCE.read_bytes())
+    for jar in setup.kafka_jars + setup.runtime_jars:
+        st = jar.stat()
+        h.update(f"{jar.resolve()}|{st.st_size}|{int(st.st_mtime)}\n".encode())
+    h.update(setup.javac.encode())
+    return h.hexdigest()[:20]
+
+
+def compile_adapter(setup: KafkaSetup) -> Path:
+    """javac the adapter into the cache (keyed by its source hash and the classpath) unless it is there."""
+    target = cache_root() / f"kafka-adapter-{_cache_key(setup)}"
+    marker = target / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.class"
+    if marker.is_file():
+        setup.classes = target
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="kafka-adapter-tmp-", dir=target.parent))
+    try:
+        proc = subprocess.run(
+            [setup.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", setup.classpath, str(ADAPTER_SOURCE)],
+            capture_output=True, text=True, timeout=300,
+        )
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+            raise KafkaSetupError("--impl kafka: javac could not compile the Kafka adapter against "
+                                  f"{setup.classpath}:\n" + "\n".join(tail))
+        try:
+            os.rename(tmp, target)  # atomic: a concurrent run either sees the whole directory or none
+        except OSError:
+            if not marker.is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)  # another run won the race
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    setup.classes = target
+    return target
+
+
+def prepare(classpath: str | None = None) -> KafkaSetup:
+    setup = resolve_setup(classpath)
+    compile_adapter(setup)
+    return setup
+
+
+# -- the implementation spec ------------------------------------------------------------------------------
+
+SPEC_RE = re.compile(r"^kafka(?:\[(?P<opts>.*)\])?$", re.S)
+
+
+@dataclass(frozen=True)
+class KafkaOptions:
+    classpath: str | None = None
+    metadata_version: str = DEFAULT_METADATA_VERSION
+    bug: str | None = None
+
+
+def is_kafka_spec(spec: str) -> bool:
+    return isinstance(spec, str) and SPEC_RE.match(spec.strip()) is not None
+
+
+def parse_spec(spec: str) -> KafkaOptions:
+    """`kafka` or `kafka[classpath=P,metadata.version=V,bug=B]` (keys may repeat the CLI flags' names)."""
+    m = SPEC_RE.match(spec.strip())
+    if m is None:
+        raise UsageError(f"implementation {spec!r}: expected 'kafka' or 'kafka[metadata.version=V,classpath=PATH]'")
+    values: dict[str, str] = {}
+    opts = m.group("opts")
+    if opts:
+        for item in re.split(r",(?=[a-z.\-_]+=)", opts):
+            key, sep, value = item.partition("=")
+            key = key.strip().replace("-", "_").replace(".", "_")
+            if not sep or key not in ("classpath", "kafka_classpath", "metadata_version", "bug"):
+                raise UsageError(f"implementation {spec!r}: unknown option {item.strip()!r} "
+                                 "(classpath, metadata.version, bug)")
+            values["classpath" if key == "kafka_classpath" else key] = value.strip()
+    mv = values.get("metadata_version", DEFAULT_METADATA_VERSION)
+    check_metadata_version(mv)
+    bug = values.get("bug") or os.environ.get(BUG_ENV) or None
+    if bug is not None and bug not in BUGS:
+        raise UsageError(f"implementation {spec!r}: unknown planted bug {bug!r} ({', '.join(BUGS)})")
+    return KafkaOptions(values.get("classpath") or None, mv, bug)
+
+
+def check_metadata_version(mv: str) -> str:
+    if mv not in SUPPORTED_METADATA_VERSIONS:
+        raise UsageError(f"--metadata-version: {mv!r} is not supported (supported: "
+                         f"{SUPPORTED_METADATA_VERSIONS[0]} .. {SUPPORTED_METADATA_VERSIONS[-1]}, e.g. 3.5-IV2, 3.9-IV0)")
+    return mv
+
+
+def make_spec(classpath: str | None = None, metadata_version: str | None = None) -> str:
+    """The implementation spec for the CLI flags (--kafka-classpath, --metadata-version)."""
+    opts = []
+    if metadata_version and metadata_version != DEFAULT_METADATA_VERSION:
+        opts.append(f"metadata.version={metadata_version}")
+    if classpath:
+        opts.append(f"classpath={classpath}")
+    return "kafka" + (f"[{','.join(opts)}]" if opts else "")
+
+
+# -- the implementation -------------------------------------------------------------------------------------
+
+#: actions Kafka's controller has no counterpart for: the replication layer (logs, fetches) lives in
+#: the brokers; differences.py declares that the reference moves records on top of Kafka's controller state
+REPLICATION_ACTIONS = (A.Produce, A.FollowerFetch)
+
+
+class KafkaImplementation(SubprocessImplementation):
+    """Kafka 3.9's KRaft controller in one JVM, behind the subprocess protocol (docs/adapters.md).
+
+    `reset` is sent together with the next `apply` (one round trip per step: the adapter
+    accepts a "state" in an apply request).
+    """
+
+    def __init__(self, options: KafkaOptions | None = None, *, timeout: float | None = None):
+        self.options = options or KafkaOptions()
+        self.setup = prepare(self.options.classpath)
+        argv = [self.setup.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
+                "-cp", os.pathsep.join([str(self.setup.classes), self.setup.classpath]), ADAPTER_CLASS,
+                "--metadata-version", self.options.metadata_version]
+        if self.options.bug:
+            argv += ["--bug", self.options.bug]
+        super().__init__(shlex.join(argv), timeout=default_timeout() if timeout is None else timeout)
+        self.spec = make_spec(self.options.classpath, self.options.metadata_version)
+        self._pending: tuple[str, ClusterState] | None = None
+        self._current: ClusterState | None = None
+
+    # -- the Implementation protocol, with the reset folded into the next apply --------------------------
+    def reset(self, profile: str, state: ClusterState) -> None:
+        if profile != "kraft":
+            raise ImplementationError(f"{self.spec}: Kafka 3.9's KRaft controller implements the profile kraft, "
+                                      f"not {profile}")
+        self._pending = (profile, state)
+        self._current = state
+
+    def apply(self, action: Any) -> tuple[ClusterState, object]:
+        state, response, _ = self.apply_with_records(action)
+        return state, response
+
+    def apply_with_records(self, action: Any, records: bool = False) -> tuple[ClusterState, object, list[dict]]:
+        """One step; with `records`, also the step's metadata records as kafka-dump-log prints their payload."""
+        if isinstance(action, REPLICATION_ACTIONS):
+            return self._replication_step(action)
+        message: dict[str, Any] = {"op": "apply", "action": to_json(action)}
+        if self._pending is not None:
+            message["profile"], message["state"] = self._pending[0], to_json(self._pending[1])
+        if records:
+            message["records"] = True
+        data = self.request(message)
+        self._pending = None
+        state, response = self._decode_apply(data)
+        state = self._refresh_logs(state)
+        self._current = state
+        return state, response, list(data.get("records", []))
+
+    def _decode_apply(self, data: dict[str, Any]) -> tuple[ClusterState, object]:
+        from kreassign.checker.oracle.adapters import decode_response
+        from kreassign.spec.codec import DecodeError, state_from_json
+
+        try:
+            state = state_from_json(data["state"])
+        except (KeyError, DecodeError) as e:
+            raise self._fail(f"malformed state in the reply to 'apply': {e}") from None
+        try:
+            response = decode_response(data.get("response"), None)
+        except DecodeError as e:
+            raise self._fail(f"malformed response in the reply to 'apply': {e}") from None
+        return state, response
+
+    def _refresh_logs(self, state: ClusterState) -> ClusterState:
+        """With the replication layer on, the high watermark follows Kafka's new ISR and leader (as Profile.apply)."""
+        if any(p.log is not None for _, _, p in state.partitions()):
+            from kreassign.reference.replication import refresh_all
+
+            return refresh_all(state)
+        return state
+
+    def _replication_step(self, action: Any) -> tuple[ClusterState, object, list[dict]]:
+        from kreassign.reference import replication
+
+        if self._current is None:
+            raise ImplementationError(f"{self.spec}: apply before reset")
+        fn = replication.produce if isinstance(action, A.Produce) else replication.follower_fetch
+        args = (action.topic, action.partition) + ((action.broker,) if isinstance(action, A.FollowerFetch) else ())
+        step = fn(self._current, *args)
+        state = self._refresh_logs(step.state)
+        self._pending = ("kraft", state)
+        self._current = state
+        return state, step.response, []
+
+    def version_info(self) -> dict[str, Any]:
+        """Kafka's version and commit, the metadata.version and the JVM's version, as the adapter reports them."""
+        return self.request({"op": "version"})
+
+
+def load(spec: str, *, timeout: float | None = None) -> KafkaImplementation:
+    """load_implementation's hook for `kafka` / `kafka[...]`."""
+    return KafkaImplementation(parse_spec(spec), timeout=timeout)
+
+
+__all__ = [
+    "DEFAULT_METADATA_VERSION",
+    "KafkaImplementation",
+    "KafkaOptions",
+    "KafkaSetup",
+    "KafkaSetupError",
+    "SUPPORTED_METADATA_VERSIONS",
+    "check_metadata_version",
+    "compile_adapter",
+    "is_kafka_spec",
+    "load",
+    "make_spec",
+    "parse_spec",
+    "prepare",
+    "resolve_setup",
+]

@@ -1,0 +1,669 @@
+/*
+ * kreassign's adapter for Apache Kafka's own KRaft controller (issue 12, docs/kafka.md).
+ *
+ * Speaks the JSON-lines protocol of docs/adapters.md on stdin/stdout: `reset` puts Kafka's
+ * ReplicationControlManager / ClusterControlManager into a kreassign state (by replaying
+ * RegisterBrokerRecord, TopicRecord, PartitionRecord and ConfigRecord, as a controller
+ * loading a snapshot does), `apply` drives one action through the entry point a real
+ * cluster would use (AlterPartitionReassignments, AlterPartition from the leader, a broker
+ * session expiring, a broker heartbeat, ElectLeaders, ...), replays the records the
+ * controller produced, and answers with the state read back from the managers.
+ *
+ * Declared in org.apache.kafka.controller because the entry points are package-private.
+ * stdout carries the protocol only; Kafka's own log goes nowhere (no SLF4J provider) or to
+ * stderr.
+ *
+ * Extensions of the protocol (all optional, the plain protocol works unchanged):
+ *  - an `apply` request may carry "state" (and "profile"): reset to it first (one round trip);
+ *  - an `apply` request with "records": true answers the step's metadata records as
+ *    kafka-dump-log.sh --cluster-metadata-decoder prints their payload;
+ *  - {"op": "version"} answers Kafka's version, commit and the metadata.version in use.
+ *
+ * Arguments: --metadata-version V (default 3.9-IV0), --zk-migration (ZooKeeper-migration
+ * mode), --bug wrong-partition (a planted bug for the tests: PartitionChangeRecords of an
+ * apply are replayed into the next partition of the topic).
+ */
+package org.apache.kafka.controller;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
+import org.apache.kafka.common.message.AlterPartitionRequestData;
+import org.apache.kafka.common.message.AlterPartitionResponseData;
+import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
+import org.apache.kafka.common.message.ElectLeadersRequestData;
+import org.apache.kafka.common.message.ElectLeadersResponseData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord;
+import org.apache.kafka.common.metadata.ConfigRecord;
+import org.apache.kafka.common.metadata.FenceBrokerRecord;
+import org.apache.kafka.common.metadata.FeatureLevelRecord;
+import org.apache.kafka.common.metadata.MetadataJsonConverters;
+import org.apache.kafka.common.metadata.MetadataRecordType;
+import org.apache.kafka.common.metadata.PartitionChangeRecord;
+import org.apache.kafka.common.metadata.PartitionRecord;
+import org.apache.kafka.common.metadata.RegisterBrokerRecord;
+import org.apache.kafka.common.metadata.RemoveTopicRecord;
+import org.apache.kafka.common.metadata.TopicRecord;
+import org.apache.kafka.common.metadata.UnfenceBrokerRecord;
+import org.apache.kafka.common.metadata.UnregisterBrokerRecord;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.utils.AppInfoParser;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.BrokerHeartbeatReply;
+import org.apache.kafka.metadata.KafkaConfigSchema;
+import org.apache.kafka.metadata.PartitionRegistration;
+import org.apache.kafka.metadata.placement.StripedReplicaPlacer;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.server.config.ConfigSynonym;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Random;
+import java.util.function.Supplier;
+
+public final class KreassignAdapter {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    static final String UNCLEAN = "unclean.leader.election.enable";
+    static final long SESSION_TIMEOUT_MS = 9000;
+
+    /** Kafka's test schema (FakeKafkaConfigSchema): the two topic configs the controller reads. */
+    static final KafkaConfigSchema SCHEMA;
+
+    static {
+        Map<ConfigResource.Type, ConfigDef> configs = new HashMap<>();
+        for (ConfigResource.Type type : new ConfigResource.Type[] {ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC}) {
+            configs.put(type, new ConfigDef()
+                .define(UNCLEAN, ConfigDef.Type.BOOLEAN, "false", ConfigDef.Importance.HIGH, "")
+                .define("min.insync.replicas", ConfigDef.Type.INT, "1", ConfigDef.Importance.HIGH, ""));
+        }
+        Map<String, List<ConfigSynonym>> synonyms = new HashMap<>();
+        synonyms.put(UNCLEAN, Collections.singletonList(new ConfigSynonym(UNCLEAN)));
+        synonyms.put("min.insync.replicas", Collections.singletonList(new ConfigSynonym("min.insync.replicas")));
+        SCHEMA = new KafkaConfigSchema(configs, synonyms);
+    }
+
+    /** A clock the adapter moves by hand (session expiry). */
+    static final class ManualTime implements Time {
+        long nanos = 1_000_000_000_000L;
+        public long milliseconds() { return nanos / 1_000_000L; }
+        public long nanoseconds() { return nanos; }
+        public void sleep(long ms) { nanos += ms * 1_000_000L; }
+        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
+            throw new UnsupportedOperationException("waitObject");
+        }
+    }
+
+    /** One controller: the managers sharing one SnapshotRegistry, and the log replayed into them. */
+    static final class Controller {
+        final ManualTime time = new ManualTime();
+        final SnapshotRegistry registry;
+        final ConfigurationControlManager config;
+        final FeatureControlManager features;
+        final ClusterControlManager cluster;
+        final ReplicationControlManager replication;
+        final List<ApiMessageAndVersion> log = new ArrayList<>();
+        long offset = 0;
+
+        Controller(MetadataVersion mv, boolean zkMigration) {
+            LogContext logContext = new LogContext();
+            registry = new SnapshotRegistry(logContext);
+            config = new ConfigurationControlManager.Builder().setSnapshotRegistry(registry)
+                .setKafkaConfigSchema(SCHEMA).setStaticConfig(new HashMap<>()).build();
+            features = new FeatureControlManager.Builder().setSnapshotRegistry(registry)
+                .setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultFeatureMap(true), Collections.singletonList(0)))
+                .setMetadataVersion(mv).build();
+            final ReplicationControlManager[] holder = new ReplicationControlManager[1];
+            cluster = new ClusterControlManager.Builder().setLogContext(logContext).setTime(time)
+                .setSnapshotRegistry(registry).setSessionTimeoutNs(SESSION_TIMEOUT_MS * 1_000_000L)
+                .setReplicaPlacer(new StripedReplicaPlacer(new Random(0))).setFeatureControlManager(features)
+                .setZkMigrationEnabled(zkMigration)
+                .setBrokerUncleanShutdownHandler((id, records) -> holder[0].handleBrokerUncleanShutdown(id, records))
+                .build();
+            replication = new ReplicationControlManager.Builder().setSnapshotRegistry(registry)
+                .setLogContext(logContext).setMaxElectionsPerImbalance(Integer.MAX_VALUE)
+                .setConfigurationControl(config).setClusterControl(cluster).setCreateTopicPolicy(Optional.empty())
+                .setFeatureControl(features).setEligibleLeaderReplicasEnabled(false).build();
+            holder[0] = replication;
+            cluster.activate();
+        }
+
+        /** Dispatch one record as QuorumController.replay does. */
+        void replay(ApiMessageAndVersion record) {
+            ApiMessage m = record.message();
+            long off = offset++;
+            log.add(record);
+            switch (MetadataRecordType.fromId(m.apiKey())) {
+                case REGISTER_BROKER_RECORD: cluster.replay((RegisterBrokerRecord) m, off); break;
+                case UNREGISTER_BROKER_RECORD: cluster.replay((UnregisterBrokerRecord) m); break;
+                case FENCE_BROKER_RECORD: cluster.replay((FenceBrokerRecord) m); break;
+                case UNFENCE_BROKER_RECORD: cluster.replay((UnfenceBrokerRecord) m); break;
+                case BROKER_REGISTRATION_CHANGE_RECORD: cluster.replay((BrokerRegistrationChangeRecord) m); break;
+                case TOPIC_RECORD: replication.replay((TopicRecord) m); break;
+                case PARTITION_RECORD: replication.replay((PartitionRecord) m); break;
+                case PARTITION_CHANGE_RECORD: replication.replay((PartitionChangeRecord) m); break;
+                case REMOVE_TOPIC_RECORD: replication.replay((RemoveTopicRecord) m); break;
+                case CONFIG_RECORD: config.replay((ConfigRecord) m); break;
+                case FEATURE_LEVEL_RECORD: features.replay((FeatureLevelRecord) m); break;
+                default: throw new IllegalStateException("unexpected record " + m);
+            }
+        }
+    }
+
+    final MetadataVersion mv;
+    final boolean zkMigration;
+    final String bug;
+    Controller ctl;
+    JsonNode current; // the state of the last reset (its topic order, broker list and logs)
+
+    KreassignAdapter(MetadataVersion mv, boolean zkMigration, String bug) {
+        this.mv = mv;
+        this.zkMigration = zkMigration;
+        this.bug = bug;
+    }
+
+    // -- ids ----------------------------------------------------------------------------------------
+
+    static long brokerEpoch(int id) { return 100L + id; }
+
+    static Uuid dirOf(int id) { return new Uuid(0x6B72656173736967L, 0x1000L + id); }           // "kreassig"
+
+    static Uuid topicIdOf(String name) { return new Uuid(0x746F706963000000L, 0x1000L + (name.hashCode() & 0xffffffffL)); }
+
+    Uuid topicId(String name) {
+        return ctl.replication.getTopicId(name);
+    }
+
+    // -- reset ----------------------------------------------------------------------------------------
+
+    void reset(JsonNode state) {
+        ctl = new Controller(mv, zkMigration);
+        current = state;
+        List<ApiMessageAndVersion> records = new ArrayList<>();
+        for (JsonNode b : state.path("brokers")) {
+            if (!b.path("registered").asBoolean(true)) continue;
+            int id = b.path("id").asInt();
+            RegisterBrokerRecord r = new RegisterBrokerRecord().setBrokerId(id).setBrokerEpoch(brokerEpoch(id))
+                .setIncarnationId(new Uuid(0x696E6361726E0000L, 0x1000L + id)).setRack(null)
+                .setFenced(!b.path("active").asBoolean(true)).setInControlledShutdown(false);
+            r.endPoints().add(new RegisterBrokerRecord.BrokerEndpoint().setName("PLAINTEXT").setHost("localhost")
+                .setPort(9092 + id).setSecurityProtocol(SecurityProtocol.PLAINTEXT.id));
+            if (mv.isDirectoryAssignmentSupported()) r.setLogDirs(Collections.singletonList(dirOf(id)));
+            records.add(new ApiMessageAndVersion(r, mv.registerBrokerRecordVersion()));
+        }
+        for (JsonNode t : state.path("topics")) {
+            String name = t.path("name").asText();
+            Uuid id = topicIdOf(name);
+            records.add(new ApiMessageAndVersion(new TopicRecord().setName(name).setTopicId(id), (short) 0));
+            int index = 0;
+            for (JsonNode p : t.path("partitions")) {
+                PartitionRecord r = new PartitionRecord().setPartitionId(index++).setTopicId(id)
+                    .setReplicas(ints(p.path("replicas"))).setIsr(ints(p.path("isr")))
+                    .setAddingReplicas(ints(p.path("adding"))).setRemovingReplicas(ints(p.path("removing")))
+                    .setLeader(p.path("leader").asInt()).setLeaderEpoch(p.path("leader_epoch").asInt())
+                    .setPartitionEpoch(p.path("partition_epoch").asInt()).setLeaderRecoveryState((byte) 0);
+                if (mv.isDirectoryAssignmentSupported()) {
+                    List<Uuid> dirs = new ArrayList<>();
+                    for (int b : r.replicas()) dirs.add(dirOf(b));
+                    r.setDirectories(dirs);
+                }
+                records.add(new ApiMessageAndVersion(r, mv.partitionRecordVersion()));
+            }
+            if (t.path("unclean_leader_election").asBoolean(false)) {
+                records.add(new ApiMessageAndVersion(new ConfigRecord().setResourceType(ConfigResource.Type.TOPIC.id())
+                    .setResourceName(name).setName(UNCLEAN).setValue("true"), (short) 0));
+            }
+        }
+        for (ApiMessageAndVersion r : records) ctl.replay(r);
+    }
+
+    // -- apply ----------------------------------------------------------------------------------------
+
+    /** The outcome of one action: the records to replay and the response (a kreassign message). */
+    static final class Outcome {
+        final List<ApiMessageAndVersion> records;
+        final ObjectNode response;
+        boolean replayed; // the records were replayed while the action ran (session expiry fences one broker at a time)
+        Outcome(List<ApiMessageAndVersion> records, ObjectNode response) { this.records = records; this.response = response; }
+        Outcome alreadyReplayed() { replayed = true; return this; }
+    }
+
+    Outcome apply(JsonNode action) {
+        String type = action.path("type").asText();
+        switch (type) {
+            case "Reassign": {
+                AlterPartitionReassignmentsRequestData req = new AlterPartitionReassignmentsRequestData();
+                req.topics().add(new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(action.path("topic").asText())
+                    .setPartitions(Collections.singletonList(new AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                        .setPartitionIndex(action.path("partition").asInt()).setReplicas(ints(action.path("replicas"))))));
+                return alterReassignments(req);
+            }
+            case "Cancel": {
+                AlterPartitionReassignmentsRequestData req = new AlterPartitionReassignmentsRequestData();
+                req.topics().add(new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(action.path("topic").asText())
+                    .setPartitions(Collections.singletonList(new AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                        .setPartitionIndex(action.path("partition").asInt()).setReplicas(null))));
+                return alterReassignments(req);
+            }
+            case "AlterReassignments": {
+                JsonNode r = action.path("request");
+                if (!r.path("topics").isArray()) throw new Refusal("null topics are not part of the AlterPartitionReassignments schema");
+                AlterPartitionReassignmentsRequestData req = new AlterPartitionReassignmentsRequestData()
+                    .setTimeoutMs(r.path("timeout_ms").asInt(60000));
+                for (JsonNode t : r.path("topics")) {
+                    if (!t.path("partitions").isArray()) throw new Refusal("null partitions are not part of the AlterPartitionReassignments schema");
+                    List<AlterPartitionReassignmentsRequestData.ReassignablePartition> parts = new ArrayList<>();
+                    for (JsonNode p : t.path("partitions")) {
+                        parts.add(new AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                            .setPartitionIndex(p.path("partition_index").asInt())
+                            .setReplicas(p.path("replicas").isArray() ? ints(p.path("replicas")) : null));
+                    }
+                    req.topics().add(new AlterPartitionReassignmentsRequestData.ReassignableTopic()
+                        .setName(t.path("name").asText()).setPartitions(parts));
+                }
+                return alterReassignments(req);
+            }
+            case "ListReassignments": {
+                JsonNode topics = action.path("request").path("topics");
+                List<ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics> list = null;
+                if (topics.isArray()) {
+                    list = new ArrayList<>();
+                    for (JsonNode t : topics) {
+                        list.add(new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics()
+                            .setName(t.path("name").asText()).setPartitionIndexes(ints(t.path("partition_indexes"))));
+                    }
+                }
+                ListPartitionReassignmentsResponseData resp = ctl.replication.listPartitionReassignments(list, Long.MAX_VALUE);
+                return new Outcome(Collections.emptyList(), listResponse(resp));
+            }
+            case "LeaderExpandIsr":
+            case "LeaderShrinkIsr": {
+                String topic = action.path("topic").asText();
+                int index = action.path("partition").asInt();
+                int broker = action.path("broker").asInt();
+                PartitionRegistration part = partition(topic, index);
+                List<Integer> isr = new ArrayList<>();
+                for (int b : part.isr) if (b != broker) isr.add(b);
+                if (type.equals("LeaderExpandIsr")) isr.add(broker);
+                return alterPartition(topic, index, part.leader, isr, part.leaderEpoch, part.partitionEpoch, (short) 3);
+            }
+            case "AlterPartition":
+                return alterPartition(action.path("topic").asText(), action.path("partition").asInt(),
+                    action.path("leader").asInt(), ints(action.path("new_isr")), action.path("leader_epoch").asInt(),
+                    action.path("partition_epoch").asInt(), (short) action.path("version").asInt(3));
+            case "BrokerFail":
+                return sessionExpires(action.path("broker").asInt());
+            case "BrokerRecover":
+                return heartbeat(action.path("broker").asInt());
+            case "ElectLeaders":
+                return electLeaders(action.path("topic").asText(), action.path("partition").asInt(), action.path("election").asText());
+            case "ControllerFailover": {
+                // A new controller replays the metadata log from the beginning; nothing is carried over.
+                List<ApiMessageAndVersion> log = new ArrayList<>(ctl.log);
+                ctl = new Controller(mv, zkMigration);
+                for (ApiMessageAndVersion r : log) ctl.replay(r);
+                return new Outcome(Collections.emptyList(), ack(Errors.NONE, null));
+            }
+            default:
+                throw new Refusal("Kafka's controller has no counterpart of the action " + type);
+        }
+    }
+
+    PartitionRegistration partition(String topic, int index) {
+        Uuid id = topicId(topic);
+        PartitionRegistration p = id == null ? null : ctl.replication.getPartition(id, index);
+        if (p == null) throw new Refusal("unknown partition " + topic + "-" + index);
+        return p;
+    }
+
+    Outcome alterReassignments(AlterPartitionReassignmentsRequestData req) {
+        ControllerResult<AlterPartitionReassignmentsResponseData> result = ctl.replication.alterPartitionReassignments(req);
+        AlterPartitionReassignmentsResponseData d = result.response();
+        ObjectNode out = NODES.objectNode();
+        out.put("type", "AlterPartitionReassignmentsResponse");
+        out.put("error_code", d.errorCode());
+        out.put("error_message", d.errorMessage());
+        ArrayNode topics = out.putArray("responses");
+        for (AlterPartitionReassignmentsResponseData.ReassignableTopicResponse t : d.responses()) {
+            ObjectNode tn = topics.addObject();
+            tn.put("name", t.name());
+            ArrayNode ps = tn.putArray("partitions");
+            for (AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse p : t.partitions()) {
+                ObjectNode pn = ps.addObject();
+                pn.put("partition_index", p.partitionIndex());
+                pn.put("error_code", p.errorCode());
+                pn.put("error_message", p.errorMessage());
+            }
+        }
+        out.put("throttle_time_ms", d.throttleTimeMs());
+        return new Outcome(result.records(), out);
+    }
+
+    static ObjectNode listResponse(ListPartitionReassignmentsResponseData d) {
+        ObjectNode out = NODES.objectNode();
+        out.put("type", "ListPartitionReassignmentsResponse");
+        out.put("error_code", d.errorCode());
+        out.put("error_message", d.errorMessage());
+        ArrayNode topics = out.putArray("topics");
+        for (ListPartitionReassignmentsResponseData.OngoingTopicReassignment t : d.topics()) {
+            ObjectNode tn = topics.addObject();
+            tn.put("name", t.name());
+            ArrayNode ps = tn.putArray("partitions");
+            for (ListPartitionReassignmentsResponseData.OngoingPartitionReassignment p : t.partitions()) {
+                ObjectNode pn = ps.addObject();
+                pn.put("partition_index", p.partitionIndex());
+                putInts(pn, "replicas", p.replicas());
+                putInts(pn, "adding_replicas", p.addingReplicas());
+                putInts(pn, "removing_replicas", p.removingReplicas());
+            }
+        }
+        out.put("throttle_time_ms", d.throttleTimeMs());
+        return out;
+    }
+
+    /** AlterPartition from `leader` with the request version's encoding of the new ISR (v3: with broker epochs). */
+    Outcome alterPartition(String topic, int index, int leader, List<Integer> newIsr, int leaderEpoch, int partitionEpoch, short version) {
+        Uuid id = topicId(topic);
+        AlterPartitionRequestData.PartitionData pd = new AlterPartitionRequestData.PartitionData()
+            .setPartitionIndex(index).setLeaderEpoch(leaderEpoch).setPartitionEpoch(partitionEpoch).setLeaderRecoveryState((byte) 0);
+        if (version >= 3) {
+            List<AlterPartitionRequestData.BrokerState> states = new ArrayList<>();
+            for (int b : newIsr) {
+                org.apache.kafka.metadata.BrokerRegistration reg = ctl.cluster.registration(b);
+                states.add(new AlterPartitionRequestData.BrokerState().setBrokerId(b).setBrokerEpoch(reg == null ? -1 : reg.epoch()));
+            }
+            pd.setNewIsrWithEpochs(states);
+        } else {
+            pd.setNewIsr(newIsr);
+        }
+        AlterPartitionRequestData.TopicData td = new AlterPartitionRequestData.TopicData().setTopicName(topic)
+            .setTopicId(id == null ? Uuid.ZERO_UUID : id).setPartitions(Collections.singletonList(pd));
+        org.apache.kafka.metadata.BrokerRegistration leaderReg = ctl.cluster.registration(leader);
+        AlterPartitionRequestData req = new AlterPartitionRequestData().setBrokerId(leader)
+            .setBrokerEpoch(leaderReg == null ? -1 : leaderReg.epoch()).setTopics(Collections.singletonList(td));
+        ControllerRequestContext context = new ControllerRequestContext(
+            new RequestHeaderData().setRequestApiKey(ApiKeys.ALTER_PARTITION.id).setRequestApiVersion(version),
+            KafkaPrincipal.ANONYMOUS, OptionalLong.empty());
+        ControllerResult<AlterPartitionResponseData> result;
+        try {
+            result = ctl.replication.alterPartition(context, req);
+        } catch (ApiException e) { // e.g. STALE_BROKER_EPOCH: QuorumController answers the whole request with it
+            return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
+        }
+        AlterPartitionResponseData d = result.response();
+        Errors error = Errors.forCode(d.errorCode());
+        if (error == Errors.NONE) error = Errors.forCode(d.topics().get(0).partitions().get(0).errorCode());
+        // AlterPartition's response has no message field: the Ack carries the error's name.
+        return new Outcome(result.records(), ack(error, null));
+    }
+
+    /** The broker's session times out: the clock passes the session timeout and every other broker heartbeats. */
+    Outcome sessionExpires(int broker) {
+        BrokerHeartbeatManager hb = ctl.cluster.heartbeatManager();
+        ctl.time.sleep(SESSION_TIMEOUT_MS + 1);
+        for (Map.Entry<Integer, org.apache.kafka.metadata.BrokerRegistration> e : ctl.cluster.brokerRegistrations().entrySet()) {
+            if (e.getKey() != broker) hb.touch(e.getKey(), e.getValue().fenced(), Long.MAX_VALUE);
+        }
+        List<ApiMessageAndVersion> records = new ArrayList<>();
+        // maybeFenceOneStaleBroker's records are replayed before the next stale broker is looked for
+        while (hb.findOneStaleBroker().isPresent()) {
+            ControllerResult<Void> r = ctl.replication.maybeFenceOneStaleBroker();
+            replayStep(r.records());
+            records.addAll(r.records());
+        }
+        return new Outcome(records, ack(Errors.NONE, null)).alreadyReplayed();
+    }
+
+    /** The broker heartbeats, caught up with the metadata log: a fenced broker is unfenced. */
+    Outcome heartbeat(int broker) {
+        OptionalLong registered = ctl.cluster.registerBrokerRecordOffset(broker);
+        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(brokerEpoch(broker))
+            .setCurrentMetadataOffset(ctl.offset).setWantFence(false).setWantShutDown(false);
+        ControllerResult<BrokerHeartbeatReply> r;
+        try {
+            r = ctl.replication.processBrokerHeartbeat(req, registered.orElse(0L));
+        } catch (ApiException e) {
+            return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
+        }
+        return new Outcome(r.records(), ack(Errors.NONE, null));
+    }
+
+    Outcome electLeaders(String topic, int index, String election) {
+        ElectLeadersRequestData req = new ElectLeadersRequestData().setElectionType((byte) (election.equals("UNCLEAN") ? 1 : 0));
+        req.topicPartitions().add(new ElectLeadersRequestData.TopicPartitions().setTopic(topic)
+            .setPartitions(Collections.singletonList(index)));
+        ControllerResult<ElectLeadersResponseData> r = ctl.replication.electLeaders(req);
+        ElectLeadersResponseData.PartitionResult pr = r.response().replicaElectionResults().get(0).partitionResult().get(0);
+        return new Outcome(r.records(), ack(Errors.forCode(pr.errorCode()), pr.errorMessage(), true));
+    }
+
+    static ObjectNode ack(Errors error, String message) {
+        return ack(error, message, false);
+    }
+
+    /** An Ack: for responses without a message field the message is the error's name (null for NONE). */
+    static ObjectNode ack(Errors error, String message, boolean hasMessageField) {
+        ObjectNode out = NODES.objectNode();
+        out.put("type", "Ack");
+        out.put("error_code", error.code());
+        out.put("error_message", hasMessageField ? message : (error == Errors.NONE ? null : error.name()));
+        return out;
+    }
+
+    // -- replaying a step ----------------------------------------------------------------------------
+
+    void replayStep(List<ApiMessageAndVersion> records) {
+        for (ApiMessageAndVersion r : records) {
+            if ("wrong-partition".equals(bug) && r.message() instanceof PartitionChangeRecord) {
+                PartitionChangeRecord c = ((PartitionChangeRecord) r.message()).duplicate();
+                int n = partitionCount(c.topicId());
+                if (n > 1) {
+                    c.setPartitionId((c.partitionId() + 1) % n);
+                    r = new ApiMessageAndVersion(c, r.version());
+                }
+            }
+            ctl.replay(r);
+        }
+    }
+
+    int partitionCount(Uuid topicId) {
+        int n = 0;
+        while (ctl.replication.getPartition(topicId, n) != null) n++;
+        return n;
+    }
+
+    // -- reading the state back ----------------------------------------------------------------------
+
+    ObjectNode state() {
+        ObjectNode out = NODES.objectNode();
+        ArrayNode brokers = out.putArray("brokers");
+        for (JsonNode b : current.path("brokers")) {
+            int id = b.path("id").asInt();
+            ObjectNode bn = brokers.addObject();
+            bn.put("id", id);
+            bn.put("registered", ctl.cluster.registration(id) != null);
+            bn.put("active", ctl.cluster.isActive(id));
+        }
+        ArrayNode topics = out.putArray("topics");
+        for (JsonNode t : current.path("topics")) {
+            String name = t.path("name").asText();
+            ObjectNode tn = topics.addObject();
+            tn.put("name", name);
+            ArrayNode parts = tn.putArray("partitions");
+            Uuid id = topicId(name);
+            int count = partitionCount(id);
+            for (int i = 0; i < count; i++) {
+                PartitionRegistration p = ctl.replication.getPartition(id, i);
+                ObjectNode pn = parts.addObject();
+                putInts(pn, "replicas", p.replicas);
+                putInts(pn, "isr", p.isr);
+                pn.put("leader", p.leader);
+                putInts(pn, "adding", p.addingReplicas);
+                putInts(pn, "removing", p.removingReplicas);
+                pn.put("leader_epoch", p.leaderEpoch);
+                pn.put("partition_epoch", p.partitionEpoch);
+                pn.putNull("original");
+                JsonNode before = t.path("partitions").path(i).path("log");
+                if (before.isMissingNode()) pn.putNull("log"); else pn.set("log", before);
+            }
+            tn.put("unclean_leader_election", ctl.config.uncleanLeaderElectionEnabledForTopic(name));
+        }
+        out.putNull("zk");
+        out.putNull("kip236");
+        return out;
+    }
+
+    /** The payload kafka-dump-log.sh --cluster-metadata-decoder prints for one record. */
+    static ObjectNode dumpLogPayload(ApiMessageAndVersion r) {
+        ObjectNode json = NODES.objectNode();
+        json.put("type", MetadataRecordType.fromId(r.message().apiKey()).toString());
+        json.put("version", (int) r.version());
+        json.set("data", MetadataJsonConverters.writeJson(r.message(), r.version()));
+        return json;
+    }
+
+    // -- helpers ---------------------------------------------------------------------------------------
+
+    static final class Refusal extends RuntimeException {
+        Refusal(String message) { super(message); }
+    }
+
+    static List<Integer> ints(JsonNode array) {
+        List<Integer> out = new ArrayList<>();
+        for (JsonNode n : array) out.add(n.asInt());
+        return out;
+    }
+
+    static void putInts(ObjectNode node, String key, int[] values) {
+        ArrayNode a = node.putArray(key);
+        for (int v : values) a.add(v);
+    }
+
+    static void putInts(ObjectNode node, String key, List<Integer> values) {
+        ArrayNode a = node.putArray(key);
+        for (int v : values) a.add(v);
+    }
+
+    // -- the protocol loop -----------------------------------------------------------------------------
+
+    ObjectNode handle(JsonNode req) {
+        String op = req.path("op").asText();
+        ObjectNode reply = NODES.objectNode();
+        switch (op) {
+            case "reset":
+                checkProfile(req);
+                reset(req.path("state"));
+                reply.put("ok", true);
+                return reply;
+            case "apply": {
+                if (req.has("state")) {
+                    checkProfile(req);
+                    reset(req.path("state"));
+                }
+                if (ctl == null) throw new Refusal("apply before reset");
+                Outcome o = apply(req.path("action"));
+                if (!o.replayed) replayStep(o.records);
+                reply.put("ok", true);
+                reply.set("state", state());
+                reply.set("response", o.response);
+                if (req.path("records").asBoolean(false)) {
+                    ArrayNode rs = reply.putArray("records");
+                    for (ApiMessageAndVersion r : o.records) rs.add(dumpLogPayload(r));
+                }
+                return reply;
+            }
+            case "version":
+                reply.put("ok", true);
+                reply.put("kafka_version", AppInfoParser.getVersion());
+                reply.put("kafka_commit", AppInfoParser.getCommitId());
+                reply.put("metadata_version", mv.version());
+                reply.put("java_version", System.getProperty("java.version"));
+                return reply;
+            case "close":
+                reply.put("ok", true);
+                return reply;
+            default:
+                throw new Refusal("op: unknown op '" + op + "' (reset, apply, close)");
+        }
+    }
+
+    static void checkProfile(JsonNode req) {
+        String profile = req.path("profile").asText("kraft");
+        if (!profile.equals("kraft")) {
+            throw new Refusal("Kafka 3.9's KRaft controller implements the profile kraft, not " + profile);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        MetadataVersion mv = MetadataVersion.IBP_3_9_IV0;
+        boolean zk = false;
+        String bug = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--metadata-version": mv = MetadataVersion.fromVersionString(args[++i]); break;
+                case "--zk-migration": zk = true; break;
+                case "--bug": bug = args[++i]; break;
+                default:
+                    System.err.println("KreassignAdapter: unknown argument " + args[i]);
+                    System.exit(2);
+            }
+        }
+        KreassignAdapter adapter = new KreassignAdapter(mv, zk, bug);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        PrintWriter out = new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), false);
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) continue;
+            ObjectNode reply;
+            boolean close = false;
+            try {
+                JsonNode req = JSON.readTree(line);
+                close = "close".equals(req.path("op").asText());
+                reply = adapter.handle(req);
+            } catch (Refusal e) {
+                reply = NODES.objectNode();
+                reply.put("ok", false);
+                reply.put("error", e.getMessage());
+            } catch (Exception e) { // a Kafka exception: report it as a refusal naming it (the session goes on)
+                reply = NODES.objectNode();
+                reply.put("ok", false);
+                reply.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+                e.printStackTrace(System.err);
+            }
+            out.write(JSON.writeValueAsString(reply));
+            out.write('\n');
+            out.flush();
+            if (close) break;
+        }
+    }
+}

@@ -1,0 +1,245 @@
+"""Check every partition of a plan: one exhaustive check per shape, shapes in parallel.
+
+Per shape two explorations of the reference-backed model (checker/plan/model.py):
+the spec's properties (checker/check/run.py `find_violations`: BFS + liveness) in the
+full environment (ISR changes, failures, the cancel and overrides asked for), and the
+operator's failure questions (leaderless, under min.insync.replicas, only an unclean
+election helps) in the lag-free environment where only failures shrink the ISR, with
+the failure sets that lead there before the move and while it is in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kreassign.spec import actions as A
+from kreassign.spec.codec import to_json
+from kreassign.spec.known_violations import known_violation
+from kreassign.spec.properties import EVENTUALLY, SOMETIMES
+from kreassign.spec.state import NO_LEADER
+
+from kreassign.checker.check.run import find_violations
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.reassign import REASSIGNS, TOPIC, in_flight
+from kreassign.checker.plan.model import (
+    LEADERLESS,
+    UNCLEAN_NEEDED,
+    UNDER_MIN_ISR,
+    PlanPartitionModel,
+    leaderless,
+    shape_bounds,
+    under_min_isr,
+    unclean_needed,
+)
+from kreassign.checker.plan.shapes import Shape
+from kreassign.checker.traces.format import trace_from_path
+
+RISK = "risk"
+NOTE = "note"
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    profile: str = "kraft"
+    failures: int = 1
+    failovers: int = 0
+    cancel: bool = True
+    overrides: int = 0
+    liveness: bool = True
+
+
+@dataclass
+class Finding:
+    """One answer for a shape, in shape ids: a risk (exit 1) or a note."""
+
+    severity: str  # RISK or NOTE
+    property: str
+    description: str
+    trace: dict[str, Any] | None = None  # kreassign trace JSON (shape ids, topic "t")
+    known: str | None = None  # the curated counterexample when the profile declares it
+    failure_sets: list[tuple[int, ...]] = field(default_factory=list)  # minimal sets of failed brokers
+    existing: list[tuple[int, ...]] = field(default_factory=list)  # sets that do it without the move too
+
+
+@dataclass
+class Phase:
+    action: Any  # spec action (shape ids) or None for the start
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+
+
+@dataclass
+class ShapeResult:
+    shape: Shape
+    findings: list[Finding]
+    phases: list[Phase]
+    states: int
+    transitions: int
+    seconds: float
+    complete: bool
+
+
+# -- phases --------------------------------------------------------------------------------
+
+
+def _part(ms):
+    return next(iter(ms.cluster.partitions()))[2]
+
+
+def _phase(action, ms) -> Phase:
+    p = _part(ms)
+    return Phase(action, p.replicas, p.adding, p.removing, p.isr, p.leader)
+
+
+def happy_path(model: PlanPartitionModel) -> list[Phase]:
+    """The move with nothing going wrong: the request, then the controller's steps and the new
+    replicas joining the ISR (lowest id first), until nothing is in flight (the reference decides each step)."""
+    (state,) = model.init_states()
+    shape = model.shape
+    phases = [_phase(None, state)]
+    state, _ = model.step(state, A.Reassign(TOPIC, 0, shape.target))
+    phases.append(_phase(A.Reassign(TOPIC, 0, shape.target), state))
+    for _ in range(64):
+        if not in_flight(state.cluster, TOPIC, 0):
+            break
+        acts = model.actions(state)
+        step = next((a for a in acts if isinstance(a, A.ControllerStep)), None)
+        step = step or next((a for a in acts if isinstance(a, A.LeaderExpandIsr)), None)
+        if step is None:
+            break
+        state, _ = model.step(state, step)
+        phases.append(_phase(step, state))
+    return phases
+
+
+# -- failure sets ----------------------------------------------------------------------------
+
+
+def _down(ms, initially: frozenset[int]) -> tuple[int, ...]:
+    return tuple(sorted(b.id for b in ms.cluster.brokers if not b.active and b.id not in initially))
+
+
+def _minimal(sets: set[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    return sorted((s for s in sets if not any(set(o) < set(s) for o in sets)), key=lambda s: (len(s), s))
+
+
+def _graph_path(graph, target: int):
+    """A shortest path in the explored graph from the initial state (index 0) to `target`."""
+    parent: dict[int, tuple[int, Any]] = {0: (-1, None)}
+    queue = deque([0])
+    while queue:
+        i = queue.popleft()
+        if i == target:
+            break
+        for j, act in zip(graph.successors[i], graph.actions[i]):
+            if j not in parent:
+                parent[j] = (i, act)
+                queue.append(j)
+    path, i = [], target
+    while i != -1:
+        p, act = parent[i]
+        path.append((graph.states[i], act))
+        i = p
+    return path[::-1]
+
+
+def _failure_findings(model: PlanPartitionModel, options: PlanOptions) -> tuple[list[Finding], int, int]:
+    result = explore(model, keep_graph=True)
+    graph = result.graph
+    checks = {LEADERLESS: leaderless, UNDER_MIN_ISR: lambda ms: under_min_isr(ms, model.shape.min_isr),
+              UNCLEAN_NEEDED: unclean_needed}
+    initially = frozenset(model.shape.down)
+    full_budget = model.bounds.reassigns
+    before: dict[str, set] = {n: set() for n in checks}
+    during: dict[str, dict[tuple[int, ...], int]] = {n: {} for n in checks}
+    for idx, ms in enumerate(graph.states):
+        moving = ms.budget[REASSIGNS] < full_budget and ms.ghosts[0].original is not None
+        untouched = ms.budget[REASSIGNS] == full_budget
+        for name, bad in checks.items():
+            if not bad(ms):
+                continue
+            down = _down(ms, initially)
+            if untouched:
+                before[name].add(down)
+            elif moving:
+                during[name].setdefault(down, idx)
+    findings = []
+    props = {p.name: p for p in model.properties()}
+    for name in checks:
+        sets = _minimal(set(during[name]))
+        if not sets:
+            continue
+        existing = _minimal(before[name])
+        new = [s for s in sets if not any(set(e) <= set(s) for e in existing)]
+        pick = new[0] if new else sets[0]
+        path = _graph_path(graph, during[name][pick])
+        trace = trace_from_path(model, "reassignment", name, "always", path,
+                                description=props[name].description).to_json()
+        findings.append(Finding(RISK if new else NOTE, name, props[name].description, trace,
+                                failure_sets=sets, existing=existing))
+    return findings, result.states, result.transitions
+
+
+# -- one shape ---------------------------------------------------------------------------------
+
+
+def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
+    """Every answer for one shape: the spec's properties, then the failure questions."""
+    started = time.perf_counter()
+    bounds = shape_bounds(shape, failures=options.failures, failovers=options.failovers,
+                          cancel=options.cancel, overrides=options.overrides)
+    model = PlanPartitionModel(options.profile, bounds, shape)
+    result, found = find_violations(model, keep_graph=options.liveness)
+    findings = []
+    for prop in model.properties():
+        if prop.kind == SOMETIMES or prop.name not in found:
+            continue
+        path, loop = found[prop.name]
+        promised = options.profile in prop.promised_by
+        trace = trace_from_path(model, "reassignment", prop.name, prop.kind, path, loop_start=loop,
+                                description=prop.description).to_json()
+        findings.append(Finding(RISK if promised else NOTE, prop.name, prop.description, trace,
+                                known=known_violation(options.profile, prop.name)))
+    probe = PlanPartitionModel(options.profile, bounds, shape, lag_free=True, probes=True)
+    failure, states, transitions = _failure_findings(probe, options)
+    findings += failure
+    phases = happy_path(PlanPartitionModel(options.profile, bounds, shape))
+    complete = result.complete and (not options.liveness or all(
+        p.kind != EVENTUALLY or result.graph is not None for p in model.properties()))
+    return ShapeResult(shape, findings, phases, result.states + states, result.transitions + transitions,
+                       time.perf_counter() - started, complete)
+
+
+def _check_shape_args(args: tuple[Shape, PlanOptions]) -> ShapeResult:
+    return check_shape(*args)
+
+
+def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = None,
+                 progress=None) -> dict[Shape, ShapeResult]:
+    """Check distinct shapes, in `jobs` processes (default: one per CPU); progress(done, total)."""
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(shapes)))
+    out: dict[Shape, ShapeResult] = {}
+    if jobs == 1:
+        for k, s in enumerate(shapes, 1):
+            out[s] = check_shape(s, options)
+            if progress:
+                progress(k, len(shapes))
+        return out
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for k, r in enumerate(pool.map(_check_shape_args, [(s, options) for s in shapes], chunksize=1), 1):
+            out[r.shape] = r
+            if progress:
+                progress(k, len(shapes))
+    return out
+
+
+__all__ = ["NOTE", "RISK", "Finding", "Phase", "PlanOptions", "ShapeResult", "check_shape", "check_shapes",
+           "happy_path", "to_json", "NO_LEADER"]

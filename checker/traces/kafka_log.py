@@ -1,0 +1,247 @@
+"""Read Kafka's own ZooKeeper-controller and state-change log lines as partial observations.
+
+Each recognised line says something about one partition (or the controller) at the moment
+it was logged, in Kafka's words; `parse_log` turns it into an `Observation` carrying only
+the fields that line carries (docs/validate-trace.md lists every pattern). The lines are
+those of Kafka 2.4 – 3.9's KafkaController (kafka.controller.KafkaController) and its
+state-change logger (ZkPartitionStateMachine, ZkReplicaStateMachine), e.g. from seed 003:
+
+    Successfully updated assignment of partition T-0 to ReplicaAssignment(replicas=4,5,6,1,2,3, addingReplicas=4,5,6, removingReplicas=1,2,3)
+    Updated leader epoch for partition T-0 to 6, zkVersion=8
+    Changed partition T-0 from OnlinePartition to OnlinePartition with state LeaderAndIsr(leader=4, leaderEpoch=7, isr=List(5, 1, 6, 2, 3, 4), leaderRecoveryState=RECOVERED, zkVersion=12)
+    Partition T-0 state changed to (Leader:4,ISR:5,6,2,3,4,...,LeaderEpoch:8,ZkVersion:13,ControllerEpoch:1) after removing replica 1 from the ISR as part of transition to OfflineReplica
+
+Anything before the message (timestamps, `INFO [Controller id=1]`, a logger suffix such as
+`(state.change.logger)`) is ignored. Lines that carry no partition state (LeaderAndIsr /
+UpdateMetadata / StopReplica sends) only name brokers, which `broker_ids` collects to
+build the initial cluster. Field names (`Observation.fields`):
+
+| field | meaning in the model |
+|---|---|
+| `replicas`, `adding`, `removing` | the partition's assignment as persisted (ZooKeeper) |
+| `leader`, `isr` (compared as a set), `leader_epoch`, `partition_epoch` (zkVersion) | the partition state znode |
+| `controller_epoch` | the active controller's epoch |
+| `memory_replicas`, `memory_adding`, `memory_removing` | the controller context's assignment (zk) |
+| `memory_target` | target of the controller context's assignment (zk) |
+| `target_in_isr` | every target replica is in the ISR |
+| `next_step` | the partition's next pending onPartitionReassignment step (zk) |
+| `leader_live` | the current leader's broker is live |
+| `znode_entry` | the partition's /admin/reassign_partitions entry, about to be removed (None: no entry) |
+| `znode_empty` | /admin/reassign_partitions holds nothing (controller-wide) |
+
+`removed_replica` marks an OfflineReplica ISR removal: one ZooKeeper write among
+possibly several of a single model step (docs/validate-trace.md, "Sub-steps").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kreassign.checker.traces.kafka_log_shapes import (
+    ASSIGNMENT,
+    BY_NAME,
+    CONTROLLER_EPOCH,
+    IDS,
+    SHAPES,
+    TP,
+    Shape,
+    ids,
+    kv_colon,
+    match_line,
+    state_fields,
+    tp_of,
+)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one line of an observed trace says; only `fields` present are checked."""
+
+    line: int  # 1-based line number in the file
+    text: str  # the line (stripped)
+    topic: str | None = None  # None: a controller-wide observation
+    partition: int | None = None
+    fields: tuple[tuple[str, Any], ...] = ()  # (name, value) pairs, in a fixed order
+    removed_replica: int | None = None  # an OfflineReplica ISR removal of this replica (a sub-step write)
+    action: Any = None  # jsonl: the logged action that led to this observation
+    state: Any = None  # jsonl: the full observed ClusterState
+    response: Any = None  # jsonl: the logged response (JSON), compared when present
+    what: str = ""  # a short name of the line's kind, for reports
+    creation: bool = False  # the partition's creation: its first appearance may be the initial state itself
+
+    def get(self, name: str, default: Any = None) -> Any:
+        for k, v in self.fields:
+            if k == name:
+                return v
+        return default
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(k for k, _ in self.fields)
+
+
+@dataclass
+class ParsedLog:
+    observations: list[Observation]
+    broker_ids: set[int] = field(default_factory=set)
+    recognised: int = 0  # lines of a known shape (state, context, creation or outside)
+    ignored: list[int] = field(default_factory=list)  # non-blank lines of other loggers (skipped, counted)
+    total: int = 0  # lines in the file
+    shapes: Counter = field(default_factory=Counter)  # recognised lines by shape name
+    outside: dict[str, list[int]] = field(default_factory=dict)  # shape -> lines outside the model
+    created: dict[tuple[str, int], tuple[tuple[int, ...], int]] = field(default_factory=dict)  # (replicas, line)
+    targets: list[tuple[str, int, tuple[int, ...]]] = field(default_factory=list)  # reassignment targets named
+    elections: bool = False  # the log shows preferred leader elections
+
+
+def _unwrap(line: str) -> str:
+    """A docker json-file line `{"log": "...", "stream": ..., "time": ...}` as the line it wraps."""
+    if line.startswith('{"log":'):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            return line
+        if isinstance(data, dict) and isinstance(data.get("log"), str):
+            return data["log"].strip()
+    return line
+
+
+def _assignments(text: str) -> list[tuple[str, int, tuple[int, ...]]]:
+    """`Map(t-0 -> ReplicaAssignment(replicas=1,2, ...), ...)` / `Map(t-0 -> Vector(1, 2))` / `[t,0] -> List(1,2)`."""
+    out = []
+    for e in re.finditer(rf"{TP} -> (?:ReplicaAssignment\(replicas=(?P<ra>[\d,]*)[^)]*\)|\w*\((?P<rl>{IDS})\))", text):
+        tp = tp_of(e)
+        out.append((tp[0], tp[1], ids(e.group("ra") if e.group("ra") is not None else e.group("rl"))))
+    return out
+
+
+def _observations(shape: Shape, m: re.Match[str], line: int, text: str, parsed: ParsedLog) -> list[Observation]:
+    g = m.groupdict()
+    kind = shape.name
+    tp = tp_of(m)
+    topic, partition = tp if tp else (None, None)
+    fields: list[tuple[str, Any]] = []
+    removed = None
+    creation = False
+    if kind == "assignment written":
+        fields = [("replicas", ids(g["r"])), ("adding", ids(g["a"])), ("removing", ids(g["rr"]))]
+    elif kind == "leader epoch bumped":
+        fields = [("leader_epoch", int(g["le"]))]
+        if g.get("zv") is not None:
+            fields.append(("partition_epoch", int(g["zv"])))
+    elif kind == "LeaderAndIsr sent to a reassigned partition's leader":
+        fields = state_fields(g["lai"])
+        fields += [("memory_replicas", ids(g["r"])), ("memory_adding", ids(g["a"])),
+                   ("memory_removing", ids(g["rr"]))]
+    elif kind == "target caught up":
+        fields = [("memory_target", ids(g["t"])), ("target_in_isr", True), ("next_step", "U")]
+    elif kind.startswith("leader ") and "target" in kind:
+        fields = [("leader", int(g["l"])), ("memory_replicas", ids(g["r"])), ("memory_adding", ()),
+                  ("memory_removing", ()), ("next_step", "B3")]
+        if kind != "leader not in target":
+            fields.append(("leader_live", kind.endswith("alive")))
+    elif kind == "partition state changed":
+        fields = state_fields(g["lai"])
+        creation = g["from"] in ("NewPartition", "NonExistentPartition")
+    elif kind == "replica removed from the ISR":
+        fields = state_fields(g["lai"])
+        removed = int(g["rep"])
+    elif kind in ("LeaderAndIsr sent", "UpdateMetadata sent"):
+        fields = state_fields(g["lai"], memory=kind == "LeaderAndIsr sent")
+        if dict(fields).get("leader") == -2:  # LeaderDuringDelete: the topic is being deleted
+            parsed.outside.setdefault("topic deletion (UpdateMetadata with leader -2)", []).append(line)
+            return []
+    elif kind == "ISR updated":
+        fields = [("isr", ids(g["isr"])), ("partition_epoch", int(g["zv"]))]
+    elif kind == "preferred election completed":
+        fields = [("leader", int(g["l"]))]
+    elif kind == "znode entries removed":
+        out = []
+        for e in re.finditer(rf"{TP} -> \w*\((?P<t>{IDS})\)", g["m"]):
+            etp = tp_of(e)
+            # logged before the rewrite: the entry is still there, with the replicas it lists
+            out.append(Observation(line, text, etp[0], etp[1], (("znode_entry", ids(e.group("t"))),), what=kind))
+        return out
+    elif kind == "znode deleted":
+        return [Observation(line, text, None, None, (("znode_empty", True),), what=kind)]
+    else:
+        return []
+    if not fields:
+        return []
+    ce = CONTROLLER_EPOCH.search(text)
+    if ce and kind in ("partition state changed", "LeaderAndIsr sent", "UpdateMetadata sent", "replica removed from the ISR"):
+        fields.append(("controller_epoch", int(ce.group("ce"))))
+    return [Observation(line, text, topic, partition, tuple(fields), removed_replica=removed, what=kind,
+                        creation=creation)]
+
+
+def _context(shape: Shape, m: re.Match[str], line: int, parsed: ParsedLog) -> None:
+    """What creation and context lines tell about the cluster: new partitions' replicas, targets, brokers."""
+    g = m.groupdict()
+    if shape.name == "new topics":
+        if g["deleted"].strip() and not re.fullmatch(r"\w*\(\s*\)", g["deleted"].strip()):
+            parsed.outside.setdefault("topic deletion", []).append(line)
+        for t, i, replicas in _assignments(g["assign"]):
+            parsed.created.setdefault((t, i), (replicas, line))
+    elif shape.name == "partition created":
+        tp = tp_of(m)
+        parsed.created.setdefault(tp, (ids(g["r"]), line))
+    elif shape.name == "reassignments at startup":
+        for t, i, replicas in _assignments(g["m"]):
+            if (t, i, replicas) not in parsed.targets:
+                parsed.targets.append((t, i, replicas))
+    elif shape.name in ("automatic preferred election", "preferred election started", "preferred election completed"):
+        parsed.elections = True
+    if shape.name == "replica state changed":
+        parsed.broker_ids.add(int(g["b"]))
+
+
+def parse_log(text: str) -> ParsedLog:
+    """Every recognised line as observations (in file order), plus what the log says about the cluster."""
+    lines = text.splitlines()
+    parsed = ParsedLog([], total=len(lines))
+    for n, raw in enumerate(lines, start=1):
+        line = _unwrap(raw.strip())
+        if not line:
+            continue
+        found = match_line(line)
+        if found is None:
+            parsed.ignored.append(n)
+            continue
+        shape, m = found
+        parsed.recognised += 1
+        parsed.shapes[shape.name] += 1
+        if shape.kind == "outside":
+            parsed.outside.setdefault(shape.name, []).append(n)
+            continue
+        if shape.kind == "state":
+            parsed.observations += _observations(shape, m, n, line, parsed)
+        _context(shape, m, n, parsed)
+        for pattern in BROKER_LISTS:
+            for b in pattern.finditer(line):
+                parsed.broker_ids.update(ids(b.group(1)))
+    for obs in parsed.observations:
+        for name in ("replicas", "adding", "removing", "memory_replicas", "memory_target"):
+            v = obs.get(name)
+            if v:
+                parsed.broker_ids.update(v)
+    for replicas, _ in parsed.created.values():
+        parsed.broker_ids.update(replicas)
+    for _, _, replicas in parsed.targets:
+        parsed.broker_ids.update(replicas)
+    return parsed
+
+
+BROKER_LISTS = (
+    re.compile(r"to broker (\d+)"),
+    re.compile(r"to brokers \w*\(([\d, ]*)\)"),
+)
+# the shapes as the old name (kept for callers)
+PATTERNS = [(s.name, s.pattern) for s in SHAPES]
+
+
+__all__ = ["PATTERNS", "SHAPES", "BY_NAME", "Observation", "ParsedLog", "kv_colon", "parse_log"]

@@ -1,0 +1,347 @@
+"""Findings: the named, documented ways a profile's algorithm breaks a property.
+
+A profile *promises* the properties its algorithm keeps at every bound (`promises`); for
+every other property it checks, it declares findings. A finding names the property it
+breaks, the profiles that break it that way, and a **signature**: a predicate over the
+counterexample that recognises this finding and nothing else. `kreassign check` reports
+a violation as this finding only when the signature matches it; every other violation,
+including a new way of breaking a property that has findings, is unexpected.
+
+Signatures are pure predicates over the violation itself, in the property's own terms:
+
+- ``always`` property: `signature(state)`, the violating state (the ghosts say what the
+  admin asked for, so a state carries the history a signature needs);
+- ``transition`` property: `signature(prev, label, next)`, the violating edge;
+- ``eventually`` property: `signature(state)`, the first state from which no goal is
+  reachable any more (the stuck state; the lasso's loop follows from it).
+
+Each finding also names the smallest bounds it occurs at (`at`, see `expected_at` in
+checker/check/run.py): at every bounds that dominate them the check expects it, and fails
+when it no longer occurs. Its curated trace is `trace_file(profile, finding)`, found at
+those bounds by `python counterexamples/curate.py` and replayed by the tests;
+docs/findings.md explains each finding and its signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kreassign.spec import quota as Q
+from kreassign.spec.reassign_properties import ALL, PROPERTIES, ModelState, Transition
+from kreassign.spec.state import NO_LEADER, Partition, ordered_minus
+
+#: bound keys along which behaviours only grow (more brokers, more budget): a finding found at
+#: `at` is expected at every bounds at least as large on these keys and equal on the others
+MONOTONE_BOUNDS = ("brokers", "partitions", "reassigns", "cancels", "failures", "failovers")
+
+
+@dataclass(frozen=True)
+class Finding:
+    name: str  # snake_case, unique among the findings of its property
+    property: str
+    profiles: tuple[str, ...]
+    signature: Callable[..., bool] = field(compare=False)
+    summary: str  # one sentence: what the algorithm does and why it breaks the property
+    at: Mapping[str, Any] = field(default_factory=dict, compare=False)  # smallest bounds it occurs at
+
+    def trace_file(self, profile: str) -> str:
+        return trace_file(profile, self)
+
+
+def trace_file(profile: str, finding: Finding) -> str:
+    """The curated counterexample of `finding` under `profile`, relative to the repository root."""
+    return f"counterexamples/{profile}__{finding.property}__{finding.name}.json"
+
+
+# -- helpers over states and edges ---------------------------------------------------------------
+
+
+def _parts(ms: ModelState) -> Iterator[tuple[Partition, Any]]:
+    for (_, _, p), g in zip(ms.cluster.partitions(), ms.ghosts):
+        yield p, g
+
+
+def _endings(prev: ModelState, label: Transition, nxt: ModelState, kind: str):
+    """(ending, partition before, partition after) of each reassignment of `kind` ending on the edge."""
+    before = [p for _, _, p in prev.cluster.partitions()]
+    after = [p for _, _, p in nxt.cluster.partitions()]
+    for e in getattr(label, "endings", ()):
+        if e.kind == kind:
+            yield e, before[e.index], after[e.index]
+
+
+def _action_name(label: Any) -> str:
+    return type(getattr(label, "action", label)).__name__
+
+
+# -- KRaft (kraft, kraft-3.7) ----------------------------------------------------------------------
+
+
+def stale_adding_replica(ms: ModelState) -> bool:
+    """An override back towards the original kept the previous `adding` list: a replica of an earlier
+    target, neither original nor requested, is both adding and removing."""
+    for p, g in _parts(ms):
+        both = set(p.adding) & set(p.removing)
+        if both and g.original is not None and not both & (set(g.original) | set(g.requested or ())):
+            return True
+    return False
+
+
+def override_keeps_earlier_target(ms: ModelState) -> bool:
+    """An override planned from the current replica list: the replicas beyond original ∪ requested are
+    an earlier target's, kept as *removing* replicas until the reassignment ends."""
+    for p, g in _parts(ms):
+        if g.original is None or g.requested is None:
+            continue
+        extra = set(p.replicas) - set(g.original) - set(g.requested)
+        if extra and extra <= set(p.removing):
+            return True
+    return False
+
+
+def cancel_keeps_non_adding_replicas(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """A cancel reverted to `R − AR`: replicas an earlier step added that are no longer in AR (KRaft: an
+    override re-planned them; KIP-455: they joined the ISR) stay, on top of the whole original."""
+    for e, p, q in _endings(prev, label, nxt, "cancelled"):
+        extra = set(q.replicas) - set(e.original)
+        if set(e.original) <= set(q.replicas) and extra and not extra & set(p.adding):
+            return True
+    return False
+
+
+def cancel_keeps_merged_order(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """A cancel restored the original replica set, in the merged (current) order rather than the original one."""
+    for e, p, q in _endings(prev, label, nxt, "cancelled"):
+        if set(q.replicas) == set(e.original) and q.replicas != e.original \
+                and q.replicas == ordered_minus(p.replicas, set(p.replicas) - set(e.original)):
+            return True
+    return False
+
+
+def completes_with_non_adding_target_out_of_isr(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """Completion waited only for the replicas in the adding list: it landed on the target with a
+    target replica that was not adding (retained, or already left AR) outside the ISR."""
+    for e, p, q in _endings(prev, label, nxt, "completed"):
+        missing = set(e.requested or ()) - set(q.isr)
+        if set(q.replicas) == set(e.requested or ()) and missing and not missing & set(p.adding):
+            return True
+    return False
+
+
+def stuck_on_stale_adding(ms: ModelState) -> bool:
+    """Completion waits for every adding replica to be in `ISR − removing`, which a replica both adding
+    and removing never is: stuck for good."""
+    return any(set(p.adding) & set(p.removing) for p, _ in _parts(ms))
+
+
+# -- ZooKeeper controller (zk) ---------------------------------------------------------------------
+
+
+def offline_leader_left_leaderless(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """Step U of a reassignment back to the origin (zk's cancel) took the leader, a replica no longer
+    needed, offline: the partition lost its leader although an origin replica is live and in sync."""
+    if _action_name(label) != "ControllerStep":
+        return False
+    for (_, _, p), (_, _, q) in zip(prev.cluster.partitions(), nxt.cluster.partitions()):
+        if p.leader != NO_LEADER and q.leader == NO_LEADER and p.leader not in q.replicas:
+            return True
+    return False
+
+
+def leaderless_with_foreign_isr(ms: ModelState) -> bool:
+    """OfflineReplica kept the last ISR member: the ISR is a single broker that is no longer a replica,
+    and the partition has no leader."""
+    return any(p.leader == NO_LEADER and len(p.isr) == 1 and p.isr[0] not in p.replicas for p, _ in _parts(ms))
+
+
+def stuck_leaderless(ms: ModelState) -> bool:
+    """Stuck without a leader: only an admin's election could elect one (a cancel or step U took the
+    leader away), so no replica can join the ISR and the reassignment cannot complete."""
+    return any(p.leader == NO_LEADER for p, _ in _parts(ms))
+
+
+# -- KIP-455 as written (kip455) -------------------------------------------------------------------
+
+
+def removed_replicas_still_in_isr(ms: ModelState) -> bool:
+    """Completion removed RR from R in one step while the ISR still lists them: nothing is in flight,
+    and the ISR holds brokers that are no longer replicas until the leader shrinks it."""
+    return any(not p.adding and not p.removing and set(p.isr) - set(p.replicas) for p, _ in _parts(ms))
+
+
+# -- KIP-236 (kip236) ------------------------------------------------------------------------------
+
+
+def drop_rule_drops_original(ms: ModelState) -> bool:
+    """The in-flight drop rule (`assigned − existing[:RF]`, existing = leader ++ ISR ++ OSR) deleted an
+    original replica that was out of sync while the reassignment is still in flight."""
+    for p, g in _parts(ms):
+        if g.original is not None and p.reassigning:
+            dropped = set(g.original) - set(p.replicas)
+            if dropped and not dropped & set(p.isr):
+                return True
+    return False
+
+
+def drop_rule_readds_dropped_target(ms: ModelState) -> bool:
+    """The drop rule ignores the new target: a requested replica out of sync is dropped and added back,
+    while a replica of the previous target is left both adding and removing."""
+    for p, g in _parts(ms):
+        both = set(p.adding) & set(p.removing)
+        if both and g.requested is not None and not both & set(g.requested):
+            return True
+    return False
+
+
+# -- KIP-599 quota (kip599, kip599-draft) ----------------------------------------------------------
+
+
+def permissive_overdraft(s: Q.QuotaModelState) -> bool:
+    """Old clients are admitted permissively whatever the tokens say: the bucket is overdrawn below
+    −(the largest topic admitted), deeper than any strict request can take it."""
+    if s.rate is None or s.tokens is None or not s.window:
+        return False
+    return s.tokens < -max(big for _, _, big in s.window)
+
+
+def retry_partly_admitted(prev: Q.QuotaModelState, action: Any, nxt: Q.QuotaModelState) -> bool:
+    """The throttle time is a lower bound: after waiting it, the retried request has its first topics
+    admitted (overdrawing the bucket, or using up what refilled) and a later topic rejected."""
+    return (isinstance(action, Q.ClientRetryAfterThrottle) and prev.retry is not None
+            and 0 < nxt.rejected < len(prev.retry.sizes))
+
+
+def draft_rejects_topic_above_burst(prev: Q.QuotaModelState, action: Any, nxt: Q.QuotaModelState) -> bool:
+    """The draft rule admits a topic only if K ≥ N, and K never exceeds the burst: a retried topic larger
+    than the burst is rejected again, entirely, however long it waited."""
+    return (isinstance(action, Q.ClientRetryAfterThrottle) and prev.retry is not None
+            and nxt.rejected == len(prev.retry.sizes))
+
+
+def draft_never_admits_large_topic(s: Q.QuotaModelState) -> bool:
+    """Under "admitted iff K ≥ N", a topic larger than the burst is never admitted: every state is stuck."""
+    return not s.large_admitted
+
+
+# -- the declarations ------------------------------------------------------------------------------
+
+KRAFT = ("kraft", "kraft-3.7")
+
+
+def _at(brokers: int = 3, reassigns: int = 1, cancels: int = 0, failures: int = 0, failovers: int = 0) -> dict[str, int]:
+    return {"brokers": brokers, "rf": 2, "reassigns": reassigns, "cancels": cancels, "failures": failures,
+            "failovers": failovers}
+
+
+QUOTA_AT = {"config": "small"}  # the quota profiles' default configuration (checker/models/quota.py)
+
+FINDINGS: tuple[Finding, ...] = (
+    # kraft, kraft-3.7
+    Finding("stale_adding_replica", "adding_removing_disjoint", KRAFT, stale_adding_replica,
+            "An override back to the original plans no additions, so KRaft keeps the old adding list: a replica "
+            "of the first request ends up both adding and removing.", _at(reassigns=2)),
+    Finding("override_keeps_earlier_target", "replication_factor_bounded", KRAFT + ("kip455", "kip236"),
+            override_keeps_earlier_target,
+            "An override plans from the current replica list: an earlier target's replica stays assigned as a "
+            "removing replica, above original ∪ target, until the reassignment ends.", _at(reassigns=2)),
+    Finding("cancel_keeps_non_adding_replicas", "cancel_restores_original_replicas", KRAFT + ("kip455",),
+            cancel_keeps_non_adding_replicas,
+            "A cancel reverts to R − AR, keeping replicas an earlier step added that are no longer adding "
+            "(KRaft: re-planned by an override; KIP-455: joined the ISR).", _at(brokers=4, reassigns=2, cancels=1)),
+    Finding("cancel_keeps_non_adding_replicas", "replication_factor_restored", KRAFT + ("kip455",),
+            cancel_keeps_non_adding_replicas,
+            "The same cancel leaves more replicas than the original.", _at(brokers=4, reassigns=2, cancels=1)),
+    Finding("cancel_keeps_non_adding_replicas", "cancel_restores_original_order", KRAFT + ("kip455",),
+            cancel_keeps_non_adding_replicas,
+            "The same cancel, seen by the order property: the list is not the original.",
+            _at(brokers=4, reassigns=2, cancels=1)),
+    Finding("merged_order", "cancel_restores_original_order", KRAFT + ("zk", "kip455"), cancel_keeps_merged_order,
+            "A cancel restores the original set in the current merged order: the preferred leader may change.",
+            _at(cancels=1)),
+    # kraft-3.7, kip455
+    Finding("completion_ignores_non_adding_target", "completion_reaches_target", ("kraft-3.7", "kip455"),
+            completes_with_non_adding_target_out_of_isr,
+            "Completion waits only for the adding replicas: a target replica that is not adding (3.7: retained; "
+            "KIP-455: already left AR) may be out of the ISR when it completes (KAFKA-15665 fixed it in 3.8).",
+            _at()),
+    Finding("stale_adding_never_completes", "reassignment_can_finish", ("kraft-3.7",), stuck_on_stale_adding,
+            "3.7 waits for every adding replica to be in ISR − removing, which a stale adding-and-removing "
+            "replica never is.", _at(reassigns=2)),
+    Finding("stale_adding_never_completes", "reassignment_can_finish_in_sync", ("kraft-3.7",),
+            stuck_on_stale_adding,
+            "The same reassignment stays stuck even with every target replica live and in sync.", _at(reassigns=2)),
+    # zk
+    Finding("cancel_takes_leader_offline", "admin_action_keeps_a_leader", ("zk",), offline_leader_left_leaderless,
+            "Step U of reassignTo(origin) takes the unneeded leader offline and leaves the partition leaderless "
+            "while an origin replica is live and in sync.", _at(reassigns=2, failures=1)),
+    Finding("offline_replica_keeps_last_isr", "isr_in_replicas", ("zk",), leaderless_with_foreign_isr,
+            "Taking the last in-sync (non-origin) replica offline keeps it as the ISR: no leader, ISR outside "
+            "the replicas.", _at(reassigns=2, failures=1)),
+    Finding("leaderless_for_good", "reassignment_can_finish", ("zk", "kip236"), stuck_leaderless,
+            "A cancel (or zk's step U) took the leader away and only an admin's election could elect one: "
+            "no replica can join the ISR, the reassignment never completes.", _at(reassigns=2, cancels=1, failures=1)),
+    # kip455
+    Finding("removed_replicas_in_isr", "isr_in_replicas", ("kip455",), removed_replicas_still_in_isr,
+            "Completion removes RR from R in one step while the ISR still holds them.", _at()),
+    # kip236
+    Finding("drop_rule_drops_original", "original_in_replicas", ("kip236",), drop_rule_drops_original,
+            "The in-flight drop rule deletes an out-of-sync original replica before the reassignment ends.",
+            _at(reassigns=2)),
+    Finding("drop_rule_ignores_target", "adding_removing_disjoint", ("kip236",), drop_rule_readds_dropped_target,
+            "The drop rule ignores the new target: a previous-target replica is left adding and removing.",
+            _at(reassigns=2)),
+    Finding("drop_rule_ignores_target", "completion_reaches_target", ("kip236",),
+            completes_with_non_adding_target_out_of_isr,
+            "The drop rule completes onto the target with a replica it dropped and re-added still out of sync.",
+            _at(reassigns=2)),
+    Finding("rollback_keeps_last_isr", "isr_in_replicas", ("kip236",), leaderless_with_foreign_isr,
+            "A rollback removes the last in-sync replica, which OfflineReplica keeps in the ISR: no leader, ISR "
+            "outside the replicas.", _at(cancels=1, failures=1)),
+    # kip599, kip599-draft
+    Finding("permissive_overdraft", Q.ADMITTED_WITHIN_INTERVAL, Q.KIP599_PROFILES, permissive_overdraft,
+            "Old clients are admitted permissively whatever the tokens say, so admissions in an instant exceed "
+            "burst + largest topic.", QUOTA_AT),
+    Finding("throttle_time_is_a_lower_bound", Q.RETRY_AFTER_THROTTLE_ADMITTED, Q.KIP599_PROFILES,
+            retry_partly_admitted,
+            "After waiting the throttle time it was given, a retried request has its first topics admitted "
+            "and a later one rejected again.", QUOTA_AT),
+    Finding("draft_rejects_large_topic", Q.RETRY_AFTER_THROTTLE_ADMITTED, ("kip599-draft",),
+            draft_rejects_topic_above_burst,
+            "The draft rule (admitted iff K ≥ N) rejects a topic larger than the burst again, however long it "
+            "waited.", QUOTA_AT),
+    Finding("draft_starves_large_topic", Q.LARGE_TOPIC_EVENTUALLY_ADMITTED, ("kip599-draft",),
+            draft_never_admits_large_topic,
+            "Under the draft rule a topic larger than the burst is never admitted.", QUOTA_AT),
+)
+
+
+def findings_for(profile: str, prop: str | None = None) -> tuple[Finding, ...]:
+    """The findings `profile` declares (on `prop` only, when given), in declaration order."""
+    return tuple(f for f in FINDINGS if profile in f.profiles and (prop is None or f.property == prop))
+
+
+def broken(profile: str) -> dict[str, str]:
+    """{property: the curated trace of its first finding} for every property `profile` breaks."""
+    out: dict[str, str] = {}
+    for f in findings_for(profile):
+        out.setdefault(f.property, trace_file(profile, f))
+    return out
+
+
+def promises(profile: str, properties: tuple[Any, ...] | None = None) -> tuple[str, ...]:
+    """The properties `profile` promises: those it checks and declares no finding for."""
+    props = PROPERTIES if properties is None else properties
+    bad = set(broken(profile))
+    return tuple(p.name for p in props if p.name not in bad)
+
+
+def known_violation(profile: str, prop: str) -> str | None:
+    """The curated trace of a finding of `prop` under `profile`, or None (engines that cannot match a
+    signature, like the z3 prover and the fuzzer, use this: "the profile breaks this property")."""
+    return broken(profile).get(prop)
+
+
+__all__ = ["ALL", "FINDINGS", "MONOTONE_BOUNDS", "Finding", "broken", "findings_for", "known_violation",
+           "promises", "trace_file"]
