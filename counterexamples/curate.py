@@ -1,58 +1,78 @@
-"""Regenerate the curated counterexamples: `python counterexamples/curate.py`.
+"""Regenerate the curated counterexamples: `python counterexamples/curate.py [FINDING ...]`.
 
-Runs the default suite with minimization and no known violations declared, and writes
-the minimized trace of every violation it finds into this folder as
-`<profile>__<property>.json`. spec/known_violations.py declares which of them are known
-findings (docs/findings.md explains each); the tests replay every file listed there and
-check that the default suite reports nothing else. Run it after changing the reference
-or the default bounds, then review the diff of this folder.
+For every finding of every profile (spec/findings.py) it explores the finding's own
+smallest bounds (`Finding.at`), takes the shortest occurrence of that finding (a
+violation its signature matches) and writes it as `trace_file(profile, finding)`:
+`<profile>__<property>__<finding>.json`. It fails if a finding does not occur at its
+bounds. The tests replay every file here and check that each declared finding still
+occurs; docs/findings.md explains each. Run it after changing the reference or a
+signature, then review the diff of this folder.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
-from kreassign.checker.check.run import VIOLATED, check_model, find_violations
-from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.check.run import explore_classified
 from kreassign.checker.models.bounds import Bounds
-from kreassign.checker.models.registry import build_model, model_kind
+from kreassign.checker.models.quota import QUOTA_CONFIGS, QuotaModel
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
-from kreassign.spec import known_violations
+from kreassign.spec.findings import FINDINGS, Finding, trace_file
+from kreassign.spec.properties import EVENTUALLY
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 
-#: named scenarios beyond the default suite: (file, profile, property, bounds); not minimized,
-#: so that the action the finding is about stays in the trace
+#: named scenarios beyond the findings' shortest traces: (file, profile, property, bounds); the
+#: shortest zk trace reassigns back to the origin (zk's cancel is exactly that), this one uses the
+#: Cancel request itself
 SCENARIOS = [
-    # the default suite's shortest zk trace reassigns back to the origin (zk's cancel is exactly
-    # that); this one uses the Cancel request itself
     ("zk__cancel_leaves_partition_leaderless.json", "zk", "admin_action_keeps_a_leader",
      Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)),
 ]
 
 
-def main() -> int:
-    known_violations.KNOWN.clear()
-    names = list(DEFAULT_SUITE) + list(QUOTA_SUITE)
-    for profile in names:
-        kind = model_kind(profile)
-        bounds = DEFAULT_SUITE.get(profile) or QUOTA_SUITE[profile]()
-        result = check_model(profile, bounds, factory=lambda p, b, k=kind: build_model(k, p, b), model_kind=kind,
-                             out_dir=HERE)
-        for name, verdict in result.properties.items():
-            if verdict.status == VIOLATED:
-                print(f"{profile:13} {name:36} {verdict.length:3} steps  {os.path.relpath(verdict.counterexample)}")
-    for file, profile, prop, bounds in SCENARIOS:
-        result = check_model(profile, bounds, out_dir=None, minimize_counterexamples=False)
+def model_at(profile: str, finding: Finding):
+    """The model a finding is curated at: its `at` bounds (the quota profiles: a named configuration)."""
+    if "config" in finding.at:
+        return "quota", QuotaModel(replace(QUOTA_CONFIGS[finding.at["config"]], profile=profile))
+    return "reassignment", ReassignmentModel(profile, Bounds(**finding.at))
+
+
+def curate(profile: str, finding: Finding) -> tuple[str, int]:
+    """Write the finding's shortest occurrence at its bounds; (file, steps)."""
+    kind, model = model_at(profile, finding)
+    prop = next(p for p in model.properties() if p.name == finding.property)
+    _, classified = explore_classified(model, profile, keep_graph=prop.kind == EVENTUALLY)
+    occurrence = classified[prop.name].findings.get(finding.name)
+    if occurrence is None:
+        raise SystemExit(f"{profile}: finding {finding.name} of {prop.name} does not occur at {dict(finding.at)}")
+    path, loop = occurrence
+    trace = trace_from_path(model, kind, prop.name, prop.kind, path, loop_start=loop,
+                            description=f"{finding.name}: {finding.summary}")
+    target = os.path.join(ROOT, trace_file(profile, finding))
+    write_trace(trace, target)
+    return target, len(path) - 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    only = set(sys.argv[1:] if argv is None else argv)  # finding names to regenerate (default: every one)
+    for finding in FINDINGS:
+        if only and finding.name not in only:
+            continue
+        for profile in finding.profiles:
+            target, steps = curate(profile, finding)
+            print(f"{profile:13} {finding.property:36} {finding.name:36} {steps:3} steps  {os.path.relpath(target)}")
+    for file, profile, prop_name, bounds in SCENARIOS if not only else ():
         model = ReassignmentModel(profile, bounds)
-        _, found = find_violations(model, keep_graph=False)
-        path, loop = found[prop]
+        _, classified = explore_classified(model, "", keep_graph=False, only=prop_name)
+        path, loop = classified[prop_name].unexpected
         target = os.path.join(HERE, file)
-        write_trace(trace_from_path(model, "reassignment", prop, "transition", path, loop_start=loop), target)
-        assert result.properties[prop].status != "holds"
-        print(f"{profile:13} {prop:36} {len(path) - 1:3} steps  {os.path.relpath(target)}")
+        write_trace(trace_from_path(model, "reassignment", prop_name, "transition", path, loop_start=loop), target)
+        print(f"{profile:13} {prop_name:36} {'(scenario)':36} {len(path) - 1:3} steps  {os.path.relpath(target)}")
     return 0
 
 

@@ -13,7 +13,7 @@ import sys
 from importlib import import_module
 
 from ._version import __version__
-from .errors import EXIT_CODES_HELP, INTERRUPTED, USAGE, KreassignError
+from .errors import EXIT_CODES_HELP, INFRA, INTERRUPTED, KreassignError
 
 #: top-level module -> (distribution, extra) of the optional engines (pyproject.toml extras)
 OPTIONAL_MODULES = {"pyspark": ("pyspark", "spark"), "py4j": ("pyspark", "spark"), "z3": ("z3-solver", "prove"),
@@ -33,9 +33,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                        "kreassign.checker.cli.validate_trace:register"),
     "reassign-json": ("read, validate and convert kafka-reassign-partitions.sh JSON",
                       "kreassign.checker.cli.reassign_json:register"),
+    "spark-package": ("build the zip that ships kreassign to Spark executors", "kreassign.checker.cli.spark_package:register"),
     "plan": ("check a reassignment plan (Kafka's JSON) partition by partition: phases, risks, rollback",
              "kreassign.checker.cli.plan:register"),
     "report": ("write counterexample traces as one self-contained HTML report", "kreassign.checker.cli.report:register"),
+    "doctor": ("show which java, javac and Kafka (classpath, version) --impl kafka runs with", "kreassign.checker.cli.doctor:register"),
 }
 
 
@@ -69,6 +71,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    command = _chosen(argv)
+    prog = f"kreassign {command}" if command else "kreassign"  # errors name the subcommand
     try:
         parser = build_parser(argv)
         args = parser.parse_args(argv)
@@ -79,19 +83,19 @@ def main(argv: list[str] | None = None) -> int:
     except KreassignError as e:
         if debug:
             raise
-        print(f"kreassign: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return e.exit_code
     except ModuleNotFoundError as e:  # an optional engine's dependency (pyproject extras) is not installed
         extra = OPTIONAL_MODULES.get((e.name or "").split(".")[0])
         if extra is None or debug:
             raise
-        print(f"kreassign: this needs {extra[0]}, which is not installed: pip install 'kreassign[{extra[1]}]'",
+        print(f"{prog}: this needs {extra[0]}, which is not installed: pip install 'kreassign[{extra[1]}]'",
               file=sys.stderr)
-        return USAGE
+        return INFRA  # like a missing Java: the machine lacks something, the input is fine
     except KeyboardInterrupt:
         if debug:
             raise
-        print("kreassign: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # e.g. `kreassign show --format dot F | head`
         sys.stderr.close()

@@ -6,7 +6,8 @@ One contract for all subcommands, so that CI can gate on the code alone:
     1    a finding for the user: an unexpected violation, an invalid trace, a mismatch
     2    bad usage or bad input (the message names the file, field path or line)
     3    infrastructure failure: Spark, Java, an implementation under test that crashed or hung
-    4    inconclusive: the input could be read but not fully judged (validate-trace)
+    4    inconclusive: the input could be read but not fully judged (validate-trace), or a run
+         limit (check --max-states / --max-memory) stopped a search before it was complete
     130  interrupted (Ctrl-C); what was explored so far is printed, marked incomplete
 
 Code raises `UsageError` / `InfraError`; `kreassign.cli.main` turns them into one line on
@@ -25,7 +26,7 @@ INTERRUPTED = 130
 EXIT_CODES_HELP = (
     "exit codes: 0 all good, 1 a finding (unexpected violation, invalid trace, mismatch), "
     "2 bad usage or bad input, 3 infrastructure failure (Spark, Java, implementation crashed), "
-    "4 inconclusive (validate-trace), 130 interrupted"
+    "4 inconclusive (validate-trace; check stopped by --max-states/--max-memory), 130 interrupted"
 )
 
 

@@ -55,6 +55,9 @@ ELECTION_MESSAGES = {
 
 DEFAULT_METADATA_VERSION = "3.9-IV0"  # LATEST_PRODUCTION in Kafka 3.9
 
+#: the controller's own actions a kraft model may switch on (`--kraft-actions`), by flag name
+CONTROLLER_ACTIONS = ("controlled-shutdown", "restart", "balance-leaders", "elect-unclean")
+
 
 def metadata_version_before(version: str, other: str) -> bool:
     """Compare two metadata.versions like "3.5-IV2" (MetadataVersion's order: release, then IV number)."""
@@ -83,11 +86,22 @@ class KraftProfile(Profile):
     #: when a reassignment completes (the strategy kraft-3.7 replaces)
     completion_rule: CompletionRule = staticmethod(all_target_replicas_in_isr)
 
-    def __init__(self, metadata_version: str = DEFAULT_METADATA_VERSION):
+    def __init__(self, metadata_version: str = DEFAULT_METADATA_VERSION, controller_actions: tuple[str, ...] = (),
+                 zk_migration: bool = False):
         #: the cluster's metadata.version (Kafka's MetadataVersion): the rules that depend on it are
         #: checked in lockstep against Kafka at each version (docs/kafka.md)
         self.metadata_version = metadata_version
-        self.bump_leader_epoch_on_isr_shrink = metadata_version_before(metadata_version, "3.6-IV0")
+        #: ZooKeeper-migration mode (zookeeper.metadata.migration.enable; from 3.4-IV0 on)
+        self.zk_migration = zk_migration and not metadata_version_before(metadata_version, "3.4-IV0")
+        # PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded: before 3.6-IV0 (KAFKA-15021),
+        # or during a ZooKeeper migration (for the brokers still in ZooKeeper mode)
+        self.bump_leader_epoch_on_isr_shrink = metadata_version_before(metadata_version, "3.6-IV0") or self.zk_migration
+        unknown = set(controller_actions) - set(CONTROLLER_ACTIONS)
+        if unknown:
+            raise ValueError(f"--kraft-actions: unknown action(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(CONTROLLER_ACTIONS)})")
+        #: the opt-in controller actions the explorer enumerates (all of them are always applicable)
+        self.controller_actions = tuple(a for a in CONTROLLER_ACTIONS if a in controller_actions)
 
     # -- helpers ---------------------------------------------------------------------------
     def _build(self, state: ClusterState, part: Partition, **targets) -> Record | None:
@@ -335,8 +349,71 @@ class KraftProfile(Profile):
     def follower_fetch(self, state: ClusterState, topic: str, partition: int, broker: int) -> Step:
         return replication.follower_fetch(state, topic, partition, broker)
 
+    # -- the controller's own actions (opt-in: `--kraft-actions`; docs/kafka.md) ------------------------
+    def _dispatch(self, state: ClusterState, action):
+        if isinstance(action, A.BrokerControlledShutdown):
+            return self.broker_controlled_shutdown(state, action.broker)
+        if isinstance(action, A.BrokerRestart):
+            return self.broker_restart(state, action.broker)
+        if isinstance(action, A.BalanceLeaders):
+            return self.balance_leaders(state)
+        if isinstance(action, A.ElectUncleanLeaders):
+            return self.elect_unclean_leaders(state)
+        return super()._dispatch(state, action)
+
+    def broker_controlled_shutdown(self, state: ClusterState, broker: int) -> Step:
+        """processBrokerHeartbeat(wantShutDown): CONTROLLED_SHUTDOWN if the broker leads a partition,
+        else SHUTDOWN_NOW (fenced). Either way it leaves every ISR with the same elections as a fence
+        (generateLeaderAndIsrUpdates with brokerToRemove) and is no longer active."""
+        return self.broker_fail(state, broker)
+
+    def broker_restart(self, state: ClusterState, broker: int) -> Step:
+        """ClusterControlManager.registerBroker with a new incarnation, after the broker's session
+        expired but before the controller fenced it: the new registration is fenced. With ELR off the
+        unclean-shutdown handler writes nothing, so no ISR or leader changes: the broker stays in
+        its ISRs and keeps leading while fenced, until it heartbeats."""
+        b = state.broker(get_broker_id(state, broker))
+        if not b.registered:
+            return Step(state, M.Ack())
+        return Step(state.with_broker(replace(b, active=False)), M.Ack())
+
+    def balance_leaders(self, state: ClusterState) -> Step:
+        """maybeBalancePartitionLeaders: a PREFERRED election of every partition not led by its first replica."""
+        for name, i, part in list(state.partitions()):
+            if part.replicas and part.leader != part.replicas[0]:
+                record = self._build(state, part, election=A.PREFERRED)
+                state = state.with_partition(name, i, apply_record(part, record))
+        return Step(state, M.Ack())
+
+    def elect_unclean_leaders(self, state: ClusterState) -> Step:
+        """maybeElectUncleanLeaders: an UNCLEAN election of every leaderless partition whose topic allows it."""
+        for name, i, part in list(state.partitions()):
+            if part.leader == NO_LEADER and self._topic_election(state, name) == A.UNCLEAN:
+                record = self._build(state, part, election=A.UNCLEAN)
+                state = state.with_partition(name, i, apply_record(part, record))
+        return Step(state, M.Ack())
+
     def enabled_actions(self, state: ClusterState, space: ActionSpace) -> list:
-        return default_enabled_actions(state, space)
+        out = default_enabled_actions(state, space)
+        if not self.controller_actions:
+            return out
+        extra: list = []
+        active = [b.id for b in state.brokers if b.registered and b.active]
+        if "controlled-shutdown" in self.controller_actions:
+            extra += [A.BrokerControlledShutdown(b) for b in active]
+        if "restart" in self.controller_actions:
+            extra += [A.BrokerRestart(b) for b in active]
+        parts = [(name, p) for name, _, p in state.partitions()]
+        if "balance-leaders" in self.controller_actions and any(p.replicas and p.leader != p.replicas[0]
+                                                                for _, p in parts):
+            extra.append(A.BalanceLeaders())
+        if "elect-unclean" in self.controller_actions and any(
+                p.leader == NO_LEADER and self._topic_election(state, name) == A.UNCLEAN for name, p in parts):
+            extra.append(A.ElectUncleanLeaders())
+        # before a trailing ControllerFailover, so the enumeration order stays the common one
+        if out and isinstance(out[-1], A.ControllerFailover):
+            return out[:-1] + extra + out[-1:]
+        return out + extra
 
 
 class Kraft37Profile(KraftProfile):

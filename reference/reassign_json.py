@@ -102,6 +102,8 @@ def parse_reassignment_json(text: str, *, allow_original_replicas: bool = False)
         raise ReassignJsonError("", f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise ReassignJsonError("", "invalid JSON: nested too deeply") from None
+    except ValueError as e:  # an integer beyond Python's 4300-digit conversion limit
+        raise ReassignJsonError("", f"invalid JSON: {' '.join(str(e).split())[:120]}") from None
     return plan_from_json_data(data, allow_original_replicas=allow_original_replicas)
 
 

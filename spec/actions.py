@@ -267,6 +267,26 @@ class ToolVerify:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerReplay:
+    """A live broker acts on the metadata it has replayed up to now: it creates the logs of the
+    partitions it is a replica of and deletes those it no longer is (KRaft ReplicaManager.applyDelta;
+    the ZooKeeper era's LeaderAndIsr / StopReplica(delete=true))."""
+
+    broker: int
+
+    def __str__(self) -> str:
+        return f"BrokerReplay({self.broker})"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoLeaderBalance:
+    """The controller's periodic preferred-leader balancing (auto.leader.rebalance.enable)."""
+
+    def __str__(self) -> str:
+        return "AutoLeaderBalance()"
+
+
+@dataclass(frozen=True, slots=True)
 class CreatePartitions:
     """CreatePartitions: grow a topic to `count` partitions (replicas placed by the controller)."""
 
@@ -300,6 +320,8 @@ Action = (
     | ToolCancel
     | ToolVerify
     | CreatePartitions
+    | BrokerReplay
+    | AutoLeaderBalance
 )
 
 ACTION_TYPES = {
@@ -327,5 +349,55 @@ ACTION_TYPES = {
         ToolCancel,
         ToolVerify,
         CreatePartitions,
+        BrokerReplay,
+        AutoLeaderBalance,
     )
 }
+
+
+# -- KRaft controller actions checked against Kafka's own controller (issue 12, docs/kafka.md) -----------
+# Opt-in (`--kraft-actions`), so that the default configurations keep their counts.
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerControlledShutdown:
+    """KRaft: an active broker asks to shut down (heartbeat with wantShutDown): it leaves every ISR,
+    its leaderships move, and it is no longer active."""
+
+    broker: int
+
+    def __str__(self) -> str:
+        return f"BrokerControlledShutdown({self.broker})"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRestart:
+    """KRaft: a broker restarts after an unclean shutdown and registers again (a new incarnation):
+    it is fenced until it heartbeats."""
+
+    broker: int
+
+    def __str__(self) -> str:
+        return f"BrokerRestart({self.broker})"
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceLeaders:
+    """KRaft: the controller's periodic leader balancing (QuorumController's maybeBalancePartitionLeaders:
+    a PREFERRED election of every partition not led by its preferred replica)."""
+
+    def __str__(self) -> str:
+        return "BalanceLeaders()"
+
+
+@dataclass(frozen=True, slots=True)
+class ElectUncleanLeaders:
+    """KRaft: the controller's periodic unclean election of the leaderless partitions whose topic
+    allows it (maybeElectUncleanLeaders)."""
+
+    def __str__(self) -> str:
+        return "ElectUncleanLeaders()"
+
+
+KRAFT_CONTROLLER_ACTIONS = (BrokerControlledShutdown, BrokerRestart, BalanceLeaders, ElectUncleanLeaders)
+ACTION_TYPES.update({cls.__name__: cls for cls in KRAFT_CONTROLLER_ACTIONS})

@@ -7,7 +7,9 @@ said with it. A *fair* liveness property says what every fair infinite run does:
 - runs may stutter (nothing happens) and brokers may stay down for good: recoveries are not
   fair, failures and controller failovers are bounded by the budget;
 - the controller's own steps (`zk`'s ControllerStep), live followers catching up
-  (LeaderExpandIsr, FollowerFetch) and the periodic `--verify` (ToolVerify) are *weakly fair*:
+  (LeaderExpandIsr, FollowerFetch), live brokers acting on the metadata they replayed
+  (BrokerReplay), the periodic `--verify` (ToolVerify) and the controller's periodic leader
+  balancing (AutoLeaderBalance) are *weakly fair*:
   an action instance enabled from some point on is eventually taken;
 - leaders do not shrink the ISR infinitely often (a live follower keeps fetching), and admins
   act only finitely often, so loops never contain LeaderShrinkIsr or an admin request.
@@ -29,7 +31,8 @@ from kreassign.spec.reassign_properties import ALL, ModelState
 from kreassign.spec.state import NO_LEADER
 
 #: action types that are weakly fair (by instance: each enabled action instance is eventually taken)
-WEAKLY_FAIR = frozenset({"LeaderExpandIsr", "ControllerStep", "FollowerFetch", "ToolVerify"})
+WEAKLY_FAIR = frozenset({"LeaderExpandIsr", "ControllerStep", "FollowerFetch", "ToolVerify", "BrokerReplay",
+                         "AutoLeaderBalance"})
 #: action types a fair loop may not take: admin requests and elections (finitely many), ISR
 #: shrinks (live followers keep fetching), failures and failovers (bounded anyway)
 NOT_IN_LOOPS = frozenset({
@@ -94,5 +97,13 @@ FAIR_PROPERTIES: tuple[Property, ...] = (
     ),
 )
 
-__all__ = ["FAIR_PROPERTIES", "Fairness", "NOT_IN_LOOPS", "WEAKLY_FAIR", "fair_class", "loop_edge",
-           "nothing_in_flight", "targets_live_and_led"]
+__all__ = [
+    "FAIR_PROPERTIES",
+    "NOT_IN_LOOPS",
+    "WEAKLY_FAIR",
+    "Fairness",
+    "fair_class",
+    "loop_edge",
+    "nothing_in_flight",
+    "targets_live_and_led",
+]

@@ -12,8 +12,10 @@ Signatures are pure predicates over the violation itself, in the property's own 
 - ``always`` property: `signature(state)`, the violating state (the ghosts say what the
   admin asked for, so a state carries the history a signature needs);
 - ``transition`` property: `signature(prev, label, next)`, the violating edge;
-- ``eventually`` property: `signature(state)`, the first state from which no goal is
-  reachable any more (the stuck state; the lasso's loop follows from it).
+- ``eventually`` property: `signature(state)` over stuck states (states from which no goal
+  is reachable): a finding explains the stuck states it recognises and every stuck state
+  that drifts into one of them through environment edges alone (a partition may be doomed
+  a few controller steps before it shows).
 
 Each finding also names the smallest bounds it occurs at (`at`, see `expected_at` in
 checker/check/run.py): at every bounds that dominate them the check expects it, and fails
@@ -166,9 +168,14 @@ def stuck_leaderless(ms: ModelState) -> bool:
 
 
 def removed_replicas_still_in_isr(ms: ModelState) -> bool:
-    """Completion removed RR from R in one step while the ISR still lists them: nothing is in flight,
-    and the ISR holds brokers that are no longer replicas until the leader shrinks it."""
-    return any(not p.adding and not p.removing and set(p.isr) - set(p.replicas) for p, _ in _parts(ms))
+    """Completion removed RR from R in one step while the ISR still lists them: brokers that are no
+    longer replicas, and not part of any reassignment in flight, stay in the ISR until the leader
+    shrinks it (possibly after a new reassignment began)."""
+    for p, g in _parts(ms):
+        stale = set(p.isr) - set(p.replicas)
+        if stale and not stale & (set(p.adding) | set(g.requested or ())):
+            return True
+    return False
 
 
 # -- KIP-236 (kip236) ------------------------------------------------------------------------------
@@ -191,6 +198,20 @@ def drop_rule_readds_dropped_target(ms: ModelState) -> bool:
     for p, g in _parts(ms):
         both = set(p.adding) & set(p.removing)
         if both and g.requested is not None and not both & set(g.requested):
+            return True
+    return False
+
+
+# -- every reassignment profile ---------------------------------------------------------------------
+
+
+def unclean_election_lost_committed(ms: ModelState) -> bool:
+    """The leader's log lacks a committed record, and the topic allows unclean leader election: an
+    out-of-sync replica was elected (Kafka's documented trade of durability for availability)."""
+    for t, _, p in ms.cluster.partitions():
+        topic = ms.cluster.topic(t)
+        if (p.log is not None and p.leader != NO_LEADER and topic is not None and topic.unclean_leader_election
+                and p.log.log_of(p.leader)[: len(p.log.committed)] != p.log.committed):
             return True
     return False
 
@@ -223,6 +244,87 @@ def draft_rejects_topic_above_burst(prev: Q.QuotaModelState, action: Any, nxt: Q
 def draft_never_admits_large_topic(s: Q.QuotaModelState) -> bool:
     """Under "admitted iff K ≥ N", a topic larger than the burst is never admitted: every state is stuck."""
     return not s.large_admitted
+
+
+# -- under the off-by-default capabilities (throttles, create_partitions, broker_replicas) ------------
+
+
+def every_throttle_cleared_mid_move(ms: ModelState) -> bool:
+    """clearAllThrottles ran while a move is in flight: no broker has a throttle rate and the moving
+    partition's topic has no throttled replica left (a tool that sets too few throttles leaves some)."""
+    th = ms.cluster.throttles
+    if th is not None and th.brokers:
+        return False
+    listed = {e[0] for e in (th.leader + th.follower)} if th is not None else set()
+    return any(g.original is not None and g.requested is not None and p.reassigning and t not in listed
+               for (t, _, p), g in zip(ms.cluster.partitions(), ms.ghosts))
+
+
+def _unfollowed_new_replicas(ms: ModelState):
+    """(topic, index, replica, throttles, partition, ghost) of each requested new replica of a move in
+    flight that is out of the ISR and not follower-throttled, while some throttle rate is set."""
+    th = ms.cluster.throttles
+    if th is None or not th.brokers:
+        return
+    for (t, i, p), g in zip(ms.cluster.partitions(), ms.ghosts):
+        if g.original is None or g.requested is None or not p.reassigning:
+            continue
+        for b in set(g.requested) - set(g.original) - set(p.isr):
+            if (t, i, b) not in th.follower:
+                yield t, i, b, th, p, g
+
+
+def execute_counts_joined_replica_as_source(ms: ModelState) -> bool:
+    """The next --execute took a new replica that had joined the ISR (so left KIP-455's adding list) for
+    a source: it is leader-throttled, not follower-throttled, and has fallen out of the ISR again."""
+    return any((t, i, b) in th.leader and b not in p.adding for t, i, b, th, p, _ in _unfollowed_new_replicas(ms))
+
+
+def override_throttled_before_step_u(ms: ModelState) -> bool:
+    """zk: --execute of an override planned the throttles for the new target while the controller, its
+    step U still to run (or resumed from the znode after a failover), moves to the previous one: a new
+    replica of that move is in no throttle list, though every original replica is leader-throttled."""
+    if ms.cluster.zk is None:
+        return False
+    return any((t, i, b) not in th.leader and all((t, i, o) in th.leader for o in g.original)
+               for t, i, b, th, _, g in _unfollowed_new_replicas(ms))
+
+
+def created_with_reassigning_replica_count(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """CreatePartitions copied partition 0's full replica list length while partition 0 is reassigned:
+    the new partitions have |original ∪ target| replicas, more than replicas − adding."""
+    act = getattr(label, "action", label)
+    if type(act).__name__ != "CreatePartitions":
+        return False
+    before, grown = prev.cluster.topic(act.topic), (getattr(label, "after", None) or nxt.cluster).topic(act.topic)
+    if before is None or grown is None:
+        return False
+    p0 = before.partitions[0]
+    new = grown.partitions[len(before.partitions):]
+    return bool(p0.adding) and bool(new) and all(len(p.replicas) == len(p0.replicas) for p in new)
+
+
+def _deleted(prev: ModelState, label: Transition, nxt: ModelState):
+    """(broker, partition after the edge) of every log the edge deleted."""
+    if prev.cluster.hosted is None:
+        return
+    after = getattr(label, "after", None) or nxt.cluster
+    for b, t, i in set(prev.cluster.hosted) - set(after.hosted or ()):
+        p = after.partition(t, i)
+        if p is not None:
+            yield b, p
+
+
+def last_isr_log_deleted(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """A broker deleted its log of a partition it is no longer a replica of, while it is the partition's
+    only ISR member (kept there by OfflineReplica / the rollback)."""
+    return any(b not in p.replicas and p.isr == (b,) for b, p in _deleted(prev, label, nxt))
+
+
+def removed_replica_log_deleted_in_isr(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """A broker deleted its log of a partition it is no longer a replica of, while the ISR still lists it
+    (KIP-455's completion removed it from R but not from the ISR; it may even be the leader's only ISR)."""
+    return any(b not in p.replicas and b in p.isr for b, p in _deleted(prev, label, nxt))
 
 
 # -- the declarations ------------------------------------------------------------------------------
@@ -272,6 +374,10 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("stale_adding_never_completes", "reassignment_can_finish_in_sync", ("kraft-3.7",),
             stuck_on_stale_adding,
             "The same reassignment stays stuck even with every target replica live and in sync.", _at(reassigns=2)),
+    Finding("stale_adding_never_completes", "reassignment_completes_when_targets_live", ("kraft-3.7",),
+            stuck_on_stale_adding,
+            "Under weak fairness too: with every target replica live and fetching, the stale adding-and-removing "
+            "replica never lets the reassignment complete.", {**_at(reassigns=2), "fair": True}),
     # zk
     Finding("cancel_takes_leader_offline", "admin_action_keeps_a_leader", ("zk",), offline_leader_left_leaderless,
             "Step U of reassignTo(origin) takes the unneeded leader offline and leaves the partition leaderless "
@@ -285,6 +391,9 @@ FINDINGS: tuple[Finding, ...] = (
     # kip455
     Finding("removed_replicas_in_isr", "isr_in_replicas", ("kip455",), removed_replicas_still_in_isr,
             "Completion removes RR from R in one step while the ISR still holds them.", _at()),
+    Finding("leaderless_for_good", "reassignment_can_finish", ("kip455",), stuck_leaderless,
+            "A removed replica left in the ISR is the only in-sync broker when the leader fails: no replica can "
+            "be elected, the next reassignment never completes.", _at(brokers=4, reassigns=2, failures=1)),
     # kip236
     Finding("drop_rule_drops_original", "original_in_replicas", ("kip236",), drop_rule_drops_original,
             "The in-flight drop rule deletes an out-of-sync original replica before the reassignment ends.",
@@ -299,6 +408,40 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("rollback_keeps_last_isr", "isr_in_replicas", ("kip236",), leaderless_with_foreign_isr,
             "A rollback removes the last in-sync replica, which OfflineReplica keeps in the ISR: no leader, ISR "
             "outside the replicas.", _at(cancels=1, failures=1)),
+    # every reassignment profile, with the replication layer and unclean election allowed
+    Finding("unclean_election_loses_committed", "committed_records_kept", ALL, unclean_election_lost_committed,
+            "With unclean.leader.election.enable, an out-of-sync replica may lead: committed records are lost.",
+            {**_at(failures=1, cancels=0), "replication": True, "unclean": True}),
+    # under the off-by-default capabilities (docs/findings.md, last section)
+    Finding("clear_all_throttles_mid_move", "moving_replicas_throttled", KRAFT + ("kip455", "zk", "kip236"),
+            every_throttle_cleared_mid_move,
+            "`--cancel` of one batch runs clearAllThrottles although another batch is still moving (zk also: "
+            "`--verify` before the controller's step U lists the request): every rate is gone.",
+            {**_at(brokers=2, cancels=1), "partitions": 2, "rf": 1, "throttles": True}),
+    Finding("execute_counts_joined_replica_as_source", "moving_replicas_throttled", ("kip455",),
+            execute_counts_joined_replica_as_source,
+            "A new replica that joined the ISR leaves KIP-455's adding list; the next --execute counts it as a "
+            "source (leader-throttled only), and it may fall out of the ISR again unthrottled as a follower.",
+            {**_at(reassigns=2), "throttles": True}),
+    Finding("override_throttled_before_step_u", "moving_replicas_throttled", ("zk",), override_throttled_before_step_u,
+            "--execute of an override rewrites the topic's throttles for the new target before the controller's "
+            "step U applies it: the move still running to the previous target loses its follower throttle.",
+            {**_at(reassigns=2), "throttles": True}),
+    Finding("created_with_reassigning_replica_count", "created_partitions_get_replication_factor",
+            KRAFT + ("kip455",), created_with_reassigning_replica_count,
+            "CreatePartitions copies partition 0's replica count, adding and removing replicas included: new "
+            "partitions get |original ∪ target| replicas while partition 0 is reassigned.",
+            {**_at(brokers=2), "rf": 1, "create_partitions": 1}),
+    Finding("last_isr_log_deleted", "no_in_sync_log_deleted", ("zk",), last_isr_log_deleted,
+            "Step U of a reassignment back to the origin removes the last ISR member from the replicas but not "
+            "from the ISR; StopReplica(delete=true) then deletes the only in-sync copy.",
+            {**_at(reassigns=2, failures=1), "broker_replicas": True}),
+    Finding("last_isr_log_deleted", "no_in_sync_log_deleted", ("kip236",), last_isr_log_deleted,
+            "The rollback removes the last in-sync replica, which OfflineReplica keeps in the ISR; its broker "
+            "then deletes the only in-sync copy.", {**_at(cancels=1, failures=1), "broker_replicas": True}),
+    Finding("removed_replica_log_deleted", "no_in_sync_log_deleted", ("kip455",), removed_replica_log_deleted_in_isr,
+            "Completion removes RR from R while the ISR still lists them; a removed replica's broker deletes "
+            "its log while it is in the ISR.", {**_at(), "broker_replicas": True}),
     # kip599, kip599-draft
     Finding("permissive_overdraft", Q.ADMITTED_WITHIN_INTERVAL, Q.KIP599_PROFILES, permissive_overdraft,
             "Old clients are admitted permissively whatever the tokens say, so admissions in an instant exceed "

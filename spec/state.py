@@ -173,13 +173,16 @@ class ClusterState:
 
     #: fields added after the JSON form was fixed: omitted from JSON while they hold their default,
     #: so that older trace and state files stay byte-identical and still decode
-    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles",)
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles", "hosted")
 
     brokers: tuple[Broker, ...]
     topics: tuple[Topic, ...]
     zk: ZkController | None = None  # `zk` profile only
     kip236: Kip236Admin | None = None  # `kip236` profile only
     throttles: ReplicationThrottles | None = None  # the reassignment tool's throttles (bounds: throttles = true)
+    # the logs brokers host on disk, (broker, topic, partition) sorted, as each broker last acted on the
+    # metadata it replayed (bounds: broker_replicas = true); None when that layer is off
+    hosted: tuple[tuple[int, str, int], ...] | None = None
 
     # -- lookups ---------------------------------------------------------
     def broker(self, broker_id: int) -> Broker | None:

@@ -12,6 +12,7 @@ a different configuration, not a smaller one).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -44,4 +45,4 @@ def minimize(bounds: Bounds, found: Found, search: Callable[[Bounds], Found | No
 
 def bounds_json(bounds: Any) -> dict[str, Any] | None:
     """Bounds as the JSON of a trace file or of `--json` (None for a model without Bounds)."""
-    return bounds.to_json() if isinstance(bounds, Bounds) else None
+    return json.loads(json.dumps(bounds.to_json())) if isinstance(bounds, Bounds) else None  # tuples as lists

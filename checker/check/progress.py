@@ -50,6 +50,7 @@ class ProgressReporter:
         self.last_line = self.started
         self.live = False  # a live line is on screen
         self.lines = 0
+        self.last: tuple[int, int, int | None] | None = None  # (states, depth, generated) last reported
 
     def line(self, states: int, depth: int, rate: float, generated: int | None = None,
              queue: int | None = None) -> str:
@@ -65,6 +66,7 @@ class ProgressReporter:
     def __call__(self, states: int, depth: int, rate: float, *, generated: int | None = None,
                  queue: int | None = None) -> None:
         now = self.clock()
+        self.last = (states, depth, generated)  # what an interrupt can still report when the engine could not
         text = self.line(states, depth, rate, generated, queue)
         try:
             if self.tty:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -36,6 +37,7 @@ from kreassign.checker.explore import liveness
 from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph, explore
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.bounds import Bounds, ConfigError
+from kreassign.checker.models.packed import fast_path_enabled, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
 from kreassign.spec.findings import MONOTONE_BOUNDS, Finding, findings_for, trace_file
@@ -182,23 +184,65 @@ class Classified:
     findings: dict[str, Found] = field(default_factory=dict)
 
 
+def _leads_to(graph: StateGraph, stuck: list[int], targets: set[int]) -> set[int]:
+    """The stuck states from which a target state is reachable through environment edges."""
+    among = set(stuck)
+    preds: dict[int, list[int]] = {}
+    for i in stuck:
+        for j, a in zip(graph.successors[i], graph.actions[i]):
+            if j in among and liveness.environment_edge(a):
+                preds.setdefault(j, []).append(i)
+    seen, queue = set(targets), deque(targets)
+    while queue:
+        for i in preds.get(queue.popleft(), ()):
+            if i not in seen:
+                seen.add(i)
+                queue.append(i)
+    return seen
+
+
 def _classify_stuck(graph: StateGraph, prop: Property, found: tuple[Finding, ...], want_findings: bool) -> Classified:
     """Classify every stuck state of an `eventually` property (BFS order: the first of each class is
-    on a shortest path); states outside the property's premise (`extra["from"]`) do not count."""
-    premise = prop.extra.get("from")
-    out = Classified()
+    on a shortest path); states outside the property's premise (`extra["from"]`) do not count.
+
+    A finding explains a stuck state its signature recognises, and every stuck state that can only
+    drift into one on its own (through environment edges): a partition may be doomed a few steps
+    before it shows (zk: step U of a request is still to run when the leader's fate is sealed)."""
     if prop.extra.get("fairness") is not None:  # fair liveness (spec/fairness.py): the first fair lasso
-        out.unexpected = liveness.violation(graph, prop)
-        return out
-    for i in liveness.stuck_states(graph, prop.predicate):
-        state = graph.states[i]
-        if premise is not None and not premise(state):
-            continue
-        matched = [f for f in found if f.signature(state)]
+        if not found:
+            return Classified(unexpected=liveness.violation(graph, prop))
+        return _classify_fair(graph, prop, found, want_findings)
+    premise = prop.extra.get("from")
+    stuck = [i for i in liveness.stuck_states(graph, prop.predicate)
+             if premise is None or premise(graph.states[i])]
+    explains = {f.name: _leads_to(graph, stuck, {i for i in stuck if f.signature(graph.states[i])}) for f in found}
+    out = Classified()
+    for i in stuck:
+        matched = [f for f in found if i in explains[f.name]]
         new = [f for f in matched if f.name not in out.findings] if want_findings else []
         if (matched or out.unexpected is not None) and not new:
             continue
         lasso = liveness.lasso(graph, liveness.stuck_at(graph, i))
+        if not matched:
+            out.unexpected = lasso
+        for f in new:
+            out.findings[f.name] = lasso
+        if out.unexpected is not None and (not want_findings or len(out.findings) == len(found)):
+            break
+    return out
+
+
+def _classify_fair(graph: StateGraph, prop: Property, found: tuple[Finding, ...], want_findings: bool) -> Classified:
+    """Classify each fair component (a fair run that never reaches the goal loops in one): a finding
+    explains it when its signature holds on every state of the component."""
+    fairness, out = prop.extra["fairness"], Classified()
+    for members, _ in liveness.fair_components(graph, prop.predicate, fairness):
+        matched = [f for f in found if all(f.signature(graph.states[i]) for i in members)]
+        new = [f for f in matched if f.name not in out.findings] if want_findings else []
+        if (matched or out.unexpected is not None) and not new:
+            continue
+        ids = {id(graph.states[i]) for i in members}  # the lasso of this component only
+        lasso = liveness.find_fair_lasso(graph, lambda s, ids=ids: prop.predicate(s) or id(s) not in ids, fairness)
         if not matched:
             out.unexpected = lasso
         for f in new:
@@ -223,10 +267,20 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
         engine_props = [p for p in engine_props if SEP not in p.name]
     # stopping at the first violation is only right when that violation is the one wanted
     stop = only is not None and all(p.kind != EVENTUALLY and SEP not in p.name for p in engine_props)
+    # the embedded engine runs on the packed path when the model splits per partition (models/packed.py)
+    fast = fast_path_enabled() and getattr(explorer, "explorer", explorer) is explore and packable(model, engine_props)
     patched = model.__dict__.get("properties")
     model.properties = lambda: engine_props  # type: ignore[method-assign]
     try:
-        result = explorer(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
+        if fast and explorer is not explore:  # the CLI's recorder around explore: its options, the packed engine
+            explorer.explorer = packed_explorer
+            try:
+                result = explorer(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
+            finally:
+                explorer.explorer = explore
+        else:
+            engine = packed_explorer if fast else explorer
+            result = engine(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
     finally:
         if patched is None:
             del model.properties  # back to the class's method
@@ -243,6 +297,9 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
                 v = result.violations.get(p.name + SEP + f.name)
                 if v is not None:
                     c.findings[f.name] = (v.path, None)
+        elif p.kind == EVENTUALLY and keep_graph and hasattr(result, "classify_stuck") and result.complete:
+            c = out[p.name] = Classified()
+            c.unexpected, c.findings = result.classify_stuck(p, declared, findings)
         elif p.kind == EVENTUALLY and keep_graph and result.graph is not None and result.complete:
             out[p.name] = _classify_stuck(result.graph, p, declared, findings)
     return result, out

@@ -1,22 +1,34 @@
 """`kreassign check`: explore every profile's bounded configuration and report each property.
 
 With no arguments it runs the default suite (every profile at small bounds) and prints
-a properties × profiles matrix. The exit code is 1 iff a violation is not declared as
-known (spec/known_violations.py), 2 for bad usage or configuration.
+a properties × profiles matrix, then one summary line. Exit codes (kreassign/errors.py):
+0 nothing unexpected, 1 an unexpected violation, 2 bad usage or configuration (including
+bounds whose estimated state space is absurd, unless --force), 3 Spark / an implementation
+under test failed, 4 a run limit (--max-states, --max-memory) stopped a search before it
+was complete, 130 interrupted (what was explored so far is printed, marked incomplete).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-import time
 from dataclasses import replace
 from typing import Any
 
 from tabulate import tabulate
 
-from kreassign.checker.check.run import HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
+from kreassign.errors import FINDING, INCONCLUSIVE, INTERRUPTED, OK, InfraError, KreassignError, UsageError
+
+from kreassign.checker.check.junit import check_writable, write_junit
+from kreassign.outputs import check_out_dir
+from kreassign.interrupts import reliable_ctrl_c
+from kreassign.checker.models.limits import RunLimits, parse_size, refuse_absurd
+from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summary_line
+from kreassign.checker.explore.bfs import Interrupted
+
+from kreassign.checker.check.run import FINDING_MISSING, HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
 from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
 from kreassign.checker.models.bound_flags import add_bound_arguments, bound_overrides
 from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
@@ -28,7 +40,12 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="TOML file with [bounds] (and optionally [profiles] names)")
     parser.add_argument("--engine", choices=["embedded", "spark"], default="embedded",
                         help="embedded BFS (default) or Apache Spark")
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: %(default)s)")
+    parser.add_argument("--master", help="Spark master URL (default: spark-submit's --master, spark-defaults.conf's "
+                        "spark.master, else local[*])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="Spark setting (repeatable); wins over spark-submit's and spark-defaults.conf")
+    parser.add_argument("--spark-timeout", type=float, metavar="SECONDS",
+                        help="Spark: give up when no executor is granted for this long (default 120)")
     parser.add_argument("--resume", metavar="DIR", help="Spark: continue an interrupted run from its checkpoint directory")
     parser.add_argument("--checkpoint", metavar="DIR", help="Spark: checkpoint every BFS level to DIR")
     parser.add_argument("--impl", metavar="SPEC",
@@ -37,9 +54,30 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
     parser.add_argument("--no-liveness", action="store_true", help="skip the graph (liveness) properties")
     parser.add_argument("--no-minimize", action="store_true", help="keep BFS counterexamples as found")
+    parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (docs/report.md)")
     parser.add_argument("--symmetry", action="store_true",
                         help="explore broker-renaming orbits (profiles zk and kip455; use --targets permutations)")
+    parser.add_argument("--max-states", type=int, metavar="N",
+                        help="stop each search after N distinct states (the result is marked incomplete, exit 4)")
+    parser.add_argument("--max-memory", metavar="SIZE",
+                        help="stop a search when this process uses more than SIZE memory, e.g. 4G (incomplete, exit 4)")
+    parser.add_argument("--force", action="store_true",
+                        help="explore even when the estimated state space of the bounds is absurd")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="processes tabulating the reference on the packed path (default: every core; docs/performance.md)")
+    parser.add_argument("--no-fast", action="store_true",
+                        help="explore with the object engine instead of the packed path (same graph, slower)")
+    parser.add_argument("--subsume", action="store_true",
+                        help="with --no-liveness: skip states whose request budgets another state dominates "
+                             "(fewer states, same verdicts; docs/performance.md)")
+    parser.add_argument("--junit", metavar="FILE",
+                        help="also write the verdicts as JUnit XML (one test case per profile x property)")
+    parser.add_argument("--progress-interval", type=float, default=CI_INTERVAL, metavar="SECONDS",
+                        help="seconds between progress lines when stderr is not a terminal (default: %(default)g)")
     add_bound_arguments(parser)
+    from kreassign.checker.oracle.kafka.cli import add_arguments as add_kafka_arguments
+
+    add_kafka_arguments(parser)  # --kafka-classpath, --metadata-version (docs/kafka.md)
     parser.set_defaults(func=run)
 
 
@@ -67,31 +105,47 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
     return plan
 
 
-def _progress(profile: str):
-    if not sys.stderr.isatty():
-        return None
-    started = time.perf_counter()
+class _Recorder:
+    """Wraps the explorer: passes the run limits on and remembers the last search's result, so that
+    an interrupt (or a stop) can say how far that search got."""
 
-    def report(states: int, depth: int, rate: float) -> None:
-        if time.perf_counter() - started > 2:
-            print(f"\rChecking {profile}: states={states:,} depth={depth} states/s={rate:,.0f}   ",
-                  end="", file=sys.stderr, flush=True)
+    def __init__(self, explorer, options: dict[str, Any]):
+        self.explorer, self.options = explorer, options
+        self.last = None
+        self.reporter: ProgressReporter | None = None  # the current profile's, set by _check_one
 
-    return report
+    def __call__(self, model, **kw):
+        self.last = None
+        self.last = self.explorer(model, **self.options, **kw)
+        return self.last
 
 
-def _explorer(args: argparse.Namespace):
+def _explorer(args: argparse.Namespace, limits: RunLimits) -> _Recorder:
     """The engine: the embedded BFS, or Spark (checker/spark/engine.py) with the run's options."""
+    options = limits.engine_options()
     if args.engine != "spark":
         from kreassign.checker.explore.bfs import explore
 
-        return explore
-    from kreassign.checker.spark.engine import spark_explorer
-
-    return spark_explorer(master=args.master, checkpoint_dir=args.checkpoint, resume_dir=args.resume)
+        return _Recorder(explore, options)
+    if "watch" in options:
+        raise UsageError("--max-memory: applies to the embedded engine only (Spark executors have their own limits)")
+    try:
+        from kreassign.checker.spark.engine import spark_conf, spark_explorer
+    except ModuleNotFoundError as e:
+        raise InfraError(f"--engine spark: cannot import {e.name} (pip install 'kreassign[spark]')") from None
+    try:
+        return _Recorder(spark_explorer(master=args.master, checkpoint_dir=args.checkpoint, resume_dir=args.resume,
+                                        conf=spark_conf(args.conf), timeout=args.spark_timeout), options)
+    except ValueError as e:
+        raise UsageError(f"--resume/--checkpoint: {e}") from None
 
 
 def _factory(kind: str, args: argparse.Namespace):
+    from kreassign.checker.oracle.kafka.cli import check_factory as kafka_factory
+
+    kafka = kafka_factory(args, kind)  # --impl kafka, or the kraft reference at --metadata-version
+    if kafka is not None:
+        return kafka
     if args.impl:
         from kreassign.checker.oracle.differential import differential_factory
 
@@ -99,7 +153,8 @@ def _factory(kind: str, args: argparse.Namespace):
     return lambda p, b: build_model(kind, p, b)
 
 
-def run_one(profile: str, bounds: Any, args: argparse.Namespace) -> CheckResult:
+def run_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Any = None,
+            progress: Any = None) -> CheckResult:
     kind = model_kind(profile)
     if kind == QUOTA:
         from kreassign.checker.models.quota import default_quota_bounds
@@ -109,13 +164,13 @@ def run_one(profile: str, bounds: Any, args: argparse.Namespace) -> CheckResult:
         profile,
         bounds,
         factory=_factory(kind, args),
-        explorer=_explorer(args),
+        explorer=explorer if explorer is not None else _explorer(args, RunLimits()),
         engine=args.engine,
         model_kind=kind,
         out_dir=args.out,
         liveness_check=not args.no_liveness,
         minimize_counterexamples=not args.no_minimize,
-        progress=_progress(profile),
+        progress=progress,
         symmetry=args.symmetry,
     )
 
@@ -127,6 +182,8 @@ def _cell(v) -> str:
         return f"known ({v.length} steps)"
     if v.status == NOT_CHECKED:
         return "-"
+    if v.status == FINDING_MISSING:  # a declared finding no longer occurs (spec/findings.py)
+        return f"FINDING MISSING ({', '.join(v.missing)})"
     return f"VIOLATED ({v.length} steps)"
 
 
@@ -156,34 +213,139 @@ def r_status(results: list[CheckResult], profile: str, name: str) -> str:
     return next(r.properties[name].status for r in results if r.profile == profile)
 
 
+def _limits(args: argparse.Namespace) -> RunLimits:
+    memory = parse_size(args.max_memory) if args.max_memory is not None else None
+    if args.progress_interval <= 0:
+        raise UsageError(f"--progress-interval: must be positive, got {args.progress_interval:g}")
+    return RunLimits(args.max_states, memory)
+
+
+def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: _Recorder) -> CheckResult:
+    """One profile, with its failures mapped onto the exit-code contract."""
+    reporter = explorer.reporter = ProgressReporter(profile, interval=args.progress_interval)
+    try:
+        result = run_one(profile, bounds, args, explorer, reporter)
+    except KreassignError:
+        raise
+    except ModuleNotFoundError as e:
+        raise InfraError(f"{profile}: cannot import {e.name}: {e}") from None
+    except ValueError as e:  # e.g. --symmetry on a profile that is not symmetric
+        raise UsageError(f"{profile}: {e}") from None
+    except RuntimeError as e:  # Spark: a job that failed for good, Java missing (PySpark raises RuntimeErrors)
+        if args.engine != "spark":
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InfraError(f"{profile}: Spark failed: {first}") from None
+    finally:
+        reporter.finish()
+    result.stopped = getattr(explorer.last, "stopped", None) if explorer.last is not None else None
+    return result
+
+
+def _interrupted_report(profile: str, partial: Any, stage: str, reporter: ProgressReporter | None = None) -> str:
+    """What an interrupted profile had explored, marked incomplete."""
+    if partial is None and reporter is not None and reporter.last is not None:
+        states, depth, _ = reporter.last  # an engine that could not hand back its partial result
+        return (f"interrupted: {profile} {stage} after at least {states:,} states, depth {depth} (incomplete); "
+                "verdicts so far unknown")
+    if partial is None:
+        return f"interrupted: {profile} {stage}; nothing explored yet (incomplete)"
+    found = sorted(getattr(partial, "violations", {}) or {})
+    findings = [n.replace("::", " / ") for n in found if "::" in n]  # engine names "property::finding"
+    unexpected = [n for n in found if "::" not in n]
+    line = (f"interrupted: {profile} {stage} after {partial.states:,} states, {partial.transitions:,} transitions, "
+            f"depth {partial.depth} (incomplete)")
+    line += f"; unexpected violations so far: {', '.join(unexpected) or 'none'}"
+    return line + (f"; known findings so far: {', '.join(findings)}" if findings else "")
+
+
+def _exit_code(results: list[CheckResult]) -> int:
+    if any(r.unexpected for r in results):
+        return FINDING
+    if any(not r.complete and getattr(r, "stopped", None) for r in results):
+        return INCONCLUSIVE
+    return OK
+
+
+def _result_json(r: CheckResult) -> dict[str, Any]:
+    d = r.to_json()
+    d["complete"] = r.complete
+    d["stopped"] = getattr(r, "stopped", None)
+    if getattr(r, "spark", None):
+        d["spark"] = r.spark  # master, application, executors registered and used, buckets
+    return d
+
+
 def run(args: argparse.Namespace) -> int:
+    with reliable_ctrl_c():  # a Ctrl-C landing in a __del__ or gc callback is re-delivered, not lost
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.workers is not None:  # read by checker/models/packed.py (this process and its workers only)
+        if args.workers < 1:
+            raise UsageError(f"--workers: must be at least 1, got {args.workers}")
+        os.environ["KREASSIGN_WORKERS"] = str(args.workers)
+    if args.no_fast:
+        os.environ["KREASSIGN_FAST"] = "0"
+    if args.subsume:
+        os.environ["KREASSIGN_SUBSUME"] = "1"
+    limits = _limits(args)
+    check_out_dir(args.out)
+    if args.junit:
+        check_writable(args.junit)
     try:
         plan = _plan(args)
-    except (ConfigError, ValueError) as e:
-        print(f"kreassign check: {e}", file=sys.stderr)
-        return 2
-    results = []
+    except ValueError as e:  # ConfigError (already a UsageError) or an unknown profile name
+        raise UsageError(str(e)) from None
+    for profile, bounds in plan:  # judge every profile's bounds before exploring any
+        if isinstance(bounds, Bounds):
+            refuse_absurd(profile, bounds, force=args.force)
+    explorer = _explorer(args, limits)
+    results: list[CheckResult] = []
+    interrupted = None
     for profile, bounds in plan:
         try:
-            results.append(run_one(profile, bounds, args))
-        except ModuleNotFoundError as e:
-            if e.name not in ("kreassign.checker.spark.engine", "kreassign.checker.oracle.differential"):
-                raise
-            print(f"kreassign check: {'--engine spark' if 'spark' in e.name else '--impl'} is not implemented yet",
-                  file=sys.stderr)
-            return 2
-        except ValueError as e:
-            print(f"kreassign check: {e}", file=sys.stderr)
-            return 2
-        if sys.stderr.isatty():
-            print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
-    unexpected = sum(len(r.unexpected) for r in results)
+            results.append(_check_one(profile, bounds, args, explorer))
+            results[-1].spark = (getattr(explorer.explorer, "runs", None) or [None])[-1]  # where Spark ran it
+        except KeyboardInterrupt as e:
+            if isinstance(e, Interrupted):
+                interrupted = _interrupted_report(profile, e.partial, "while exploring", explorer.reporter)
+            else:
+                last = explorer.last
+                stage = ("while checking liveness, minimizing or writing traces" if last is not None
+                         else "while exploring" if explorer.reporter and explorer.reporter.last else "while starting")
+                interrupted = _interrupted_report(profile, last, stage, explorer.reporter)
+            break
+    code = INTERRUPTED if interrupted else _exit_code(results)
+    not_run = 0 if not interrupted else len(plan) - len(results)
+    summary = summary_line(results, code) + (f" (interrupted: {not_run} of {len(plan)} profile(s) incomplete or not run)"
+                                             if not_run else "")
     if args.json:
-        print(json.dumps({"results": [r.to_json() for r in results], "unexpected_violations": unexpected}, indent=1))
+        print(json.dumps({"results": [_result_json(r) for r in results],
+                          "unexpected_violations": sum(len(r.unexpected) for r in results),
+                          "complete": not interrupted and all(r.complete for r in results),
+                          "interrupted": interrupted, "exit_code": code, "summary": summary}, indent=1))
     else:
-        print(report(results))
-        print(f"\n{unexpected} unexpected violation(s)" if unexpected else "\nno unexpected violations")
-    return 1 if unexpected else 0
+        if results:
+            print(report(results))
+        stopped = [f"{r.profile}: incomplete, stopped by {r.stopped}" for r in results if getattr(r, "stopped", None)]
+        for line in stopped:
+            print(line)
+    if interrupted:
+        print(f"kreassign check: {interrupted}", file=sys.stderr)
+    if args.junit:
+        write_junit(args.junit, results)
+    if getattr(args, "html", None):
+        from kreassign.checker.report.html import check_report  # only when asked: the report is not needed otherwise
+        from kreassign.checker.report.write import write_text_atomically
+
+        write_text_atomically(args.html, check_report(results))
+    if args.json:
+        print(summary, file=sys.stderr)
+    else:
+        print(f"\n{summary}")
+    return code
 
 
 __all__ = ["DEFAULT_SUITE", "register", "replace", "run"]

@@ -5,8 +5,9 @@ Long random runs of one profile's model (checker/fuzz/stateful.py): every `alway
 and written as a counterexample trace. With `--impl`, every step is also applied to the
 implementation and compared with the reference (checker/oracle/differential.py). The run ends
 with the number of distinct states it visited next to the exhaustive count for the same
-bounds (checker/explore/bfs.py). Exit code: 0 when only known violations
-(spec/known_violations.py) or none were found, 1 otherwise, 2 for bad usage.
+bounds (checker/explore/bfs.py). Exit code (kreassign/errors.py): 0 when only known violations
+(properties with findings in spec/findings.py) or none were found, 1 otherwise, 2 for bad
+usage or input, 3 when the implementation under test crashed or hung, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ import random
 import sys
 from typing import Any
 
-from kreassign.spec.known_violations import known_violation
+from kreassign.spec.findings import known_violation
+
+from kreassign.errors import FINDING, INFRA, OK, UsageError
 from tabulate import tabulate
 
+from kreassign.checker.models.limits import refuse_absurd
+from kreassign.outputs import check_out_dir
+from kreassign.interrupts import reliable_ctrl_c
 from kreassign.checker.models.bound_flags import add_bound_arguments, bound_overrides
 from kreassign.checker.models.suite import DEFAULT_SUITE
-from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
+from kreassign.checker.models.bounds import Bounds, bounds_from_mapping, load_config
 from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
 from kreassign.checker.fuzz.stateful import EXAMPLE_FOUND, KNOWN, NOT_CHECKED, PASSED, VIOLATED, FuzzResult, fuzz_settings, run_fuzz
 
@@ -41,9 +47,14 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="also run another implementation in lockstep: module:Class, file.py:Class or 'exec:COMMAND'")
     parser.add_argument("--config", help="TOML file with [bounds] (checker/models/bounds.py)")
     add_bound_arguments(parser)
+    from kreassign.checker.oracle.kafka.cli import add_arguments as add_kafka_arguments
+
+    add_kafka_arguments(parser)  # --impl kafka: --kafka-classpath, --metadata-version (docs/kafka.md)
     parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     parser.add_argument("--no-exhaustive", action="store_true", help="do not count the exhaustive state space")
+    parser.add_argument("--force", action="store_true",
+                        help="run even when the estimated state space of the bounds is absurd")
     parser.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES, metavar="N",
                         help="stop the exhaustive count after N states (default: %(default)s)")
     parser.set_defaults(func=run)
@@ -126,33 +137,43 @@ def report(result: FuzzResult, cov: dict[str, Any], impl: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    with reliable_ctrl_c():  # Hypothesis's gc callback would otherwise swallow a Ctrl-C
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     for flag in ("examples", "steps", "max_states"):
         if getattr(args, flag) < 1:
-            print(f"kreassign fuzz: --{flag.replace('_', '-')}: must be at least 1", file=sys.stderr)
-            return 2
+            raise UsageError(f"--{flag.replace('_', '-')}: must be at least 1")
     try:
         kind = model_kind(args.profile)
         bounds = _bounds(args)
-    except (ConfigError, ValueError) as e:
-        print(f"kreassign fuzz: {e}", file=sys.stderr)
-        return 2
+    except ValueError as e:  # ConfigError (a UsageError) or an unknown profile
+        raise UsageError(str(e)) from None
+    if isinstance(bounds, Bounds):
+        refuse_absurd(args.profile, bounds, force=args.force)
+    check_out_dir(args.out)
     if args.seed is None:  # pick one ourselves, so that every run can be repeated
         args.seed = random.SystemRandom().randrange(2**32)
     factory = None
     try:
         if args.impl:
             if kind != REASSIGNMENT:
-                print(f"kreassign fuzz: --impl checks reassignment profiles only, not {args.profile!r}", file=sys.stderr)
-                return 2
-            from kreassign.checker.oracle.adapters import ImplementationError
+                raise UsageError(f"--impl checks reassignment profiles only, not {args.profile!r}")
             from kreassign.checker.oracle.differential import differential_factory
 
-            factory = differential_factory(args.impl)
-            try:
-                model = factory(args.profile, bounds)
-            except ImplementationError as e:
-                print(f"kreassign fuzz: {e}", file=sys.stderr)
-                return 2
+            from kreassign.checker.oracle.kafka.cli import impl_spec
+
+            spec = impl_spec(args)
+            if spec.startswith("kafka"):  # Kafka's KRaft controller (docs/kafka.md)
+                from kreassign.checker.oracle.kafka.lockstep import kafka_factory
+
+                from kreassign.checker.oracle.kafka.cli import controller_actions
+
+                factory = kafka_factory(spec, controller_actions(args))
+            else:
+                factory = differential_factory(spec)
+            model = factory(args.profile, bounds)  # an ImplementationError carries its exit code (2 spec, 3 crash)
         else:
             model = build_model(kind, args.profile, bounds)
         result = run_fuzz(
@@ -172,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         outside = sum(1 for s in result.visited if s not in index) if complete else None
     cov = coverage(result, exhaustive, complete, outside)
     unexpected = len(result.unexpected) + len(result.errors)
+    crashed = [e for e in result.errors if e.startswith("ImplementationError:")]  # the adapter, not the reference
     if args.json:
         print(json.dumps({
             "profile": result.profile,
@@ -194,7 +216,10 @@ def run(args: argparse.Namespace) -> int:
         }, indent=1))
     else:
         print(report(result, cov, args.impl))
-    return 1 if unexpected else 0
+    if crashed:
+        print(f"kreassign fuzz: the implementation failed: {crashed[0][len('ImplementationError: '):]}", file=sys.stderr)
+        return INFRA
+    return FINDING if unexpected else OK
 
 
 __all__ = ["VIOLATED", "coverage", "register", "report", "run"]

@@ -1,7 +1,8 @@
 """`kreassign oracle`: the reference served as JSON lines on stdin/stdout (docs/oracle.md).
 
 One request per line, one reply per line, flushed at once; a malformed line gets an
-error reply and the session goes on; end of input ends the session with exit 0. The op
+error reply and the session goes on (bytes that are not UTF-8, integers beyond Python's digit
+limit and absurd nesting included); end of input ends the session with exit 0, Ctrl-C with 130. The op
 table lives in checker/oracle/server.py.
 """
 
@@ -12,6 +13,7 @@ import json
 import sys
 from typing import TextIO
 
+from kreassign.errors import INTERRUPTED
 from kreassign.reference import PROFILES
 
 from kreassign.checker.oracle.server import OPS, QUOTA_PROFILES, Oracle
@@ -24,17 +26,34 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
+def _lines(stdin: TextIO):
+    """The request lines; bytes that are not UTF-8 become U+FFFD, which then fails as invalid JSON
+    (an error reply), instead of ending the session with a UnicodeDecodeError."""
+    raw = getattr(stdin, "buffer", None)
+    while True:
+        line = raw.readline().decode("utf-8", errors="replace") if raw is not None else stdin.readline()
+        if not line:
+            return
+        yield line
+
+
+def _encode(reply: dict) -> str:
+    try:
+        return json.dumps(reply, separators=(",", ":"))
+    except ValueError as e:  # e.g. an echoed id beyond Python's integer digit limit
+        return json.dumps({"id": None, "ok": False, "error": {"code": "invalid_request",
+                                                              "message": f"cannot encode the reply: {str(e)[:200]}"}})
+
+
 def serve(oracle: Oracle, stdin: TextIO, stdout: TextIO) -> int:
     """Answer every line of `stdin` on `stdout` until end of input."""
-    while True:
-        line = stdin.readline()
-        if not line:
-            return 0
+    for line in _lines(stdin):
         if not line.strip():
             continue
         reply = oracle.handle_line(line)
-        stdout.write(json.dumps(reply, separators=(",", ":")) + "\n")
+        stdout.write(_encode(reply) + "\n")
         stdout.flush()
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return serve(Oracle(args.profile), sys.stdin, sys.stdout)
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
 
 
 __all__ = ["register", "run", "serve"]

@@ -12,9 +12,7 @@ import json
 import os
 import sys
 
-from kreassign.errors import UsageError
-from kreassign.reference import PROFILES
-
+from kreassign.outputs import check_out_dir
 from kreassign.checker.plan.check import PlanOptions
 from kreassign.checker.plan.formats import parse_current, parse_describe, parse_plan, read_text
 from kreassign.checker.plan.run import load_moves, run_plan
@@ -22,6 +20,9 @@ from kreassign.checker.plan.text import render
 from kreassign.checker.report.html import plan_report
 from kreassign.checker.report.write import write_text_atomically
 from kreassign.checker.traces.format import trace_from_json, write_trace
+from kreassign.reference import PROFILES
+
+from kreassign.errors import UsageError
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--min-isr: must be at least 1")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs: must be at least 1")
+    if args.out:
+        check_out_dir(args.out)  # before the run, not after it
     plan = parse_plan(read_text(args.plan), args.plan)
     current = parse_current(read_text(args.current), args.current) if args.current else None
     describe = parse_describe(read_text(args.describe), args.describe) if args.describe else None
@@ -87,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         for name, t in result.traces.items():
-            write_trace(trace_from_json(t["trace"]), os.path.join(args.out, f"{name}.json"))
+            trace = trace_from_json(t["trace"])
+            ids = ", ".join(f"{s}={b}" for s, b in sorted(t["brokers"].items()) if s != b)
+            trace.summary = (f"{name.split('__')[0]} (as t-0 in this replayable trace"
+                             f"{'; brokers ' + ids if ids else ''}): {trace.summary}")
+            write_trace(trace, os.path.join(args.out, f"{name}.json"))
     if args.html:
         write_text_atomically(args.html, plan_report(result, args.plan))
     if args.json:

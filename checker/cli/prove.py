@@ -2,20 +2,29 @@
 
 Prints a table of property, profile, cluster sizes, verdict (proved / refuted with the
 counterexample file / unknown) and seconds, or `--json`. Exit code 0 when every refuted
-property is a known violation (spec/known_violations.py) and no known violation is proved
-(which would mean the encoding is wrong), 1 otherwise, 2 for usage errors.
+property is a known violation (spec/findings.py) and no known violation is proved
+(which would mean the encoding is wrong), 1 otherwise, 2 for usage errors, 130 when
+interrupted (Ctrl-C reaches Python even while z3 solves; see `_interruptible`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
+import threading
 import time
 
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
 from tabulate import tabulate
 
+from kreassign.errors import UsageError
+
+from kreassign.outputs import check_out_dir
+from kreassign.interrupts import reliable_ctrl_c
 from kreassign.checker.z3.prove import ALL_PROFILES, PROVED, REFUTED, prove
 from kreassign.checker.z3.reassign import TARGET_MODES
 
@@ -49,8 +58,67 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _usage(message: str) -> int:
-    print(f"kreassign prove: {message}", file=sys.stderr)
-    return 2
+    raise UsageError(message)
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Make Ctrl-C reach Python while z3 solves.
+
+    z3 installs its own SIGINT handler during a query and turns Ctrl-C into an "unknown"
+    verdict, so an interrupted `prove` used to print every property as unknown and exit 0.
+    Here z3's handler is switched off (`ctrl_c=false`); Python's handler then only sets a
+    flag, which the C solver never looks at, so a watcher thread woken by the signal
+    (`signal.set_wakeup_fd`) calls `Z3_interrupt`: the query returns at once and Python
+    raises KeyboardInterrupt (exit 130). Main thread only (signals are delivered there).
+    """
+    import z3
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    z3.set_param("ctrl_c", False)
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:  # not the main interpreter thread after all
+        os.close(read_fd)
+        os.close(write_fd)
+        yield
+        return
+
+    hit = []
+
+    def watch() -> None:
+        while True:
+            try:
+                data = os.read(read_fd, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            if signal.SIGINT in data:
+                hit.append(True)
+                z3.main_ctx().interrupt()
+
+    watcher = threading.Thread(target=watch, name="z3-ctrl-c", daemon=True)
+    watcher.start()
+    try:
+        yield
+    except Exception:  # a query cancelled by the interrupt surfaces as Z3Exception("canceled"): it is Ctrl-C
+        if hit:
+            raise KeyboardInterrupt from None
+        raise
+    else:
+        if hit:  # cancelled queries came back "unknown": never report them, never exit 0
+            raise KeyboardInterrupt
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(write_fd)  # ends the watcher (read returns b"")
+        watcher.join(timeout=1)
+        os.close(read_fd)
+        z3.set_param("ctrl_c", True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,10 +134,14 @@ def run(args: argparse.Namespace) -> int:
         for name in args.properties:
             if name not in known:
                 return _usage(f"--property: unknown property {name!r}; known: {', '.join(sorted(known))}")
+    check_out_dir(args.out)
     progress = None if args.quiet or args.json else (lambda msg: print(f"[prove] {msg}", file=sys.stderr))
     started = time.perf_counter()
-    results = prove(profiles, max_brokers=args.max_brokers, min_brokers=args.min_brokers, targets=args.targets,
-                    properties=args.properties, out_dir=args.out, progress=progress)
+    import z3  # noqa: F401 - loaded by the imports above; named here so that its frames count as unsafe
+
+    with reliable_ctrl_c("z3"), _interruptible():  # Ctrl-C is raised in our code, never inside z3's wrappers
+        results = prove(profiles, max_brokers=args.max_brokers, min_brokers=args.min_brokers, targets=args.targets,
+                        properties=args.properties, out_dir=args.out, progress=progress)
     total = time.perf_counter() - started
     unexpected = [r for r in results if r.unexpected]
     if args.json:

@@ -1,10 +1,13 @@
 """`kreassign reassign-json`: validate and convert kafka-reassign-partitions.sh JSON (docs/reassign-json.md).
 
 Actions: `validate` (the file checks of ReassignPartitionsCommand's `--execute`, and
-with `--state` its cluster checks), `normalize`, `to-request` (the request `--execute`
-or `--cancel` sends), `rollback` (the JSON `--execute` tells you to save),
-`from-request` and `from-list`. `-` reads stdin. Exit 0 on success, 1 for invalid
-input or a failed read or write, 2 for usage errors. Every error is one line on
+with `--state` its cluster checks), `normalize` (what Kafka's formatAsReassignmentJson
+writes: sorted, log_dirs included), `to-request` (the request `--execute` or `--cancel`
+sends), `rollback` (the JSON `--execute` tells you to save, from a kreassign `--state` or
+from Kafka's own current-assignment JSON with `--current`),
+`from-request` and `from-list`. `-` reads stdin. Exit 0 on success, 2 for invalid
+input, a failed read, an unusable --out or bad usage, 3 when the disk fails a write
+(kreassign/errors.py). Every error is one line on
 stderr, ``kreassign reassign-json: <path>: <problem>``: <path> is the offending field
 of FILE, ``STATE.json: <field>`` for a field of the --state file, or the file itself
 when the whole file is at fault. `--out` writes atomically (temp file + os.replace),
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -22,6 +26,8 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from kreassign.checker.plan.formats import CURRENT, PlanInputError, guess_format, parse_current
+from kreassign.checker.plan.kafka_json import format_as_kafka, rollback_entries
 from kreassign.reference.reassign_json import (
     ReassignJsonError,
     ReassignmentPlanJson,
@@ -38,6 +44,8 @@ from kreassign.spec.codec import DecodeError, from_json, state_from_json, to_jso
 from kreassign.spec.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
 from kreassign.spec.state import ClusterState
 
+from kreassign.errors import INFRA, USAGE
+
 PROG = "kreassign reassign-json"
 STDIN = "-"
 
@@ -45,7 +53,7 @@ STDIN = "-"
 class _Failure(Exception):
     """An error to report as `PROG: where: problem` with an exit code."""
 
-    def __init__(self, where: str, problem: str, code: int = 1):
+    def __init__(self, where: str, problem: str, code: int = USAGE):  # bad input is exit 2, as everywhere
         super().__init__(f"{where}: {problem}")
         self.where = where
         self.problem = problem
@@ -86,10 +94,17 @@ def _field_failure(path: str, field: str, problem: str, main: bool) -> _Failure:
 
 
 def _read_plan(args: argparse.Namespace) -> ReassignmentPlanJson:
+    text = _read_text(args.file)
     try:
-        return parse_reassignment_json(_read_text(args.file), allow_original_replicas=args.kip236)
+        return parse_reassignment_json(text, allow_original_replicas=args.kip236)
     except ReassignJsonError as e:
-        raise _field_failure(args.file, e.path, e.problem, main=True) from None
+        looks = guess_format(text)
+        problem = e.problem
+        if looks and looks != "a reassignment JSON":  # say which file the user handed over instead
+            problem += f" (expected a reassignment JSON; this looks like {looks})"
+        raise _field_failure(args.file, e.path, problem, main=True) from None
+    except (ValueError, RecursionError) as e:  # an integer beyond Python's digit limit, absurd nesting
+        raise _Failure(_label(args.file), f"invalid JSON: {' '.join(str(e).split())[:200]}") from None
 
 
 def _read_json(path: str) -> Any:
@@ -99,6 +114,8 @@ def _read_json(path: str) -> Any:
         raise _Failure(_label(path), f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise _Failure(_label(path), "invalid JSON: nested too deeply") from None
+    except ValueError as e:  # an integer beyond Python's digit limit
+        raise _Failure(_label(path), f"invalid JSON: {' '.join(str(e).split())[:200]}") from None
 
 
 def _decode(path: str, decode: Callable[[Any], Any], main: bool) -> Any:
@@ -110,7 +127,14 @@ def _decode(path: str, decode: Callable[[Any], Any], main: bool) -> Any:
 
 
 def _read_state(args: argparse.Namespace) -> ClusterState:
-    return _decode(args.state, state_from_json, main=False)
+    try:
+        return _decode(args.state, state_from_json, main=False)
+    except _Failure as e:
+        looks = guess_format(_read_text(args.state)) if args.state != STDIN else None
+        if looks in ("a reassignment JSON", "the whole message kafka-reassign-partitions.sh --execute prints"):
+            raise _Failure(e.where, f"{e.problem} (expected a kreassign cluster state JSON; this looks like "
+                           f"{looks}: pass Kafka's current assignment with --current)") from None
+        raise
 
 
 # -- writing -----------------------------------------------------------------------
@@ -153,8 +177,9 @@ def _emit(args: argparse.Namespace, text: str) -> None:
         return
     try:
         write_atomically(out, text + "\n")
-    except OSError as e:
-        raise _Failure(out, e.strerror or str(e)) from None
+    except OSError as e:  # a full or failing disk is infrastructure (3); a bad --out path is usage (2)
+        code = INFRA if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else USAGE
+        raise _Failure(out, e.strerror or str(e), code=code) from None
 
 
 def _compact(data: Any) -> str:
@@ -185,7 +210,7 @@ def _validate(args: argparse.Namespace) -> str:
 
 
 def _normalize(args: argparse.Namespace) -> str:
-    return format_reassignment_json(_read_plan(args))
+    return format_as_kafka(_read_plan(args))
 
 
 def _to_request(args: argparse.Namespace) -> str:
@@ -195,6 +220,17 @@ def _to_request(args: argparse.Namespace) -> str:
 
 def _rollback(args: argparse.Namespace) -> str:
     plan = _read_plan(args)
+    if (args.state is None) == (args.current is None):
+        raise _Failure("rollback", "give the current assignment with exactly one of --current CURRENT.json "
+                       "(Kafka's) or --state STATE.json (kreassign's)", code=2)
+    if args.current is not None:
+        try:
+            current = parse_current(_read_text(args.current), _label(args.current))
+            return format_as_kafka(rollback_entries(plan, current, _label(args.current)))
+        except PlanInputError as e:
+            raise _Failure(e.file if not e.where else f"{e.file}: {e.where}", e.problem) from None
+        except ReassignJsonError as e:
+            raise _field_failure(args.file, e.path, e.problem, main=True) from None
     state = _read_state(args)
     try:
         return format_reassignment_json(rollback_plan(plan, state))
@@ -262,7 +298,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     _add_state(
         parsers["validate"], False, "also check topics, partitions and brokers against this cluster state"
     )
-    _add_state(parsers["rollback"], True, "the cluster state holding the current assignment")
+    _add_state(parsers["rollback"], False, "the cluster state (kreassign's format) holding the current assignment")
+    parsers["rollback"].add_argument("--current", metavar="CURRENT.json",
+                                     help=f"{CURRENT}, or the whole message it prints")
     parsers["to-request"].add_argument(
         "--cancel", action="store_true", help="the --cancel request: null replicas for every partition named"
     )
@@ -274,6 +312,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 def _check_usage(args: argparse.Namespace) -> None:
     if args.file == STDIN and getattr(args, "state", None) == STDIN:
         raise _Failure("--state", "FILE and --state cannot both read stdin", code=2)
+    if args.file == STDIN and getattr(args, "current", None) == STDIN:
+        raise _Failure("--current", "FILE and --current cannot both read stdin", code=2)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,11 +7,11 @@ import argparse
 import glob
 import os
 
-from kreassign.errors import UsageError
-
 from kreassign.checker.report.html import traces_report
 from kreassign.checker.report.write import write_text_atomically
 from kreassign.checker.traces.format import TraceError, read_trace
+
+from kreassign.errors import UsageError
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             traces.append((os.path.splitext(os.path.basename(f))[0], read_trace(f)))
         except TraceError as e:
-            raise UsageError(f"{f}: {e} (expected a kreassign trace file)") from None
+            raise UsageError(f"{e} (expected a kreassign trace file)") from None  # read_trace names the file
     write_text_atomically(args.out, traces_report(traces, args.title))
     print(f"{args.out}: {len(traces)} trace(s)")
     return 0

@@ -1,12 +1,17 @@
-"""`kreassign show FILE`: a counterexample trace as a table, Graphviz dot or JSON."""
+"""`kreassign show FILE`: a counterexample trace as a table, Graphviz dot or JSON.
+
+Exit codes (kreassign/errors.py): 0 rendered, 2 the file is missing, unreadable or not a
+valid trace (the message names the file and the field path or line).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from kreassign.checker.traces.format import TraceError, read_trace
+from kreassign.errors import UsageError
+
+from kreassign.checker.traces.load import DECODE_ERRORS, load
 from kreassign.checker.traces.render import render_dot, render_table
 
 
@@ -18,15 +23,17 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    trace, _ = load(args.file)  # a UsageError (exit 2) names the file and the field
     try:
-        trace = read_trace(args.file)
-    except TraceError as e:
-        print(f"kreassign show: {e}", file=sys.stderr)
-        return 1
-    if args.format == "dot":
-        print(render_dot(trace))
-    elif args.format == "json":
-        print(json.dumps(trace.to_json(), indent=1))
-    else:
-        print(render_table(trace))
+        if args.format == "dot":
+            text = render_dot(trace)
+        elif args.format == "json":
+            text = json.dumps(trace.to_json(), indent=1)
+        else:
+            text = render_table(trace)
+    except DECODE_ERRORS as e:
+        # the fields read_trace checks are fine, but a state inside does not have the shape of its model
+        raise UsageError(f"{args.file}: cannot render the trace: a state or action is malformed "
+                         f"({type(e).__name__}: {e})") from None
+    print(text)
     return 0

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from kreassign.checker.traces.validation import SearchLimits, guess_format, report, result_json, validate_text
+
 from kreassign.errors import FINDING, INCONCLUSIVE, OK, UsageError
 
 EXIT = {"VALID": OK, "INVALID": FINDING, "INCONCLUSIVE": INCONCLUSIVE}
@@ -57,41 +57,29 @@ def run(args: argparse.Namespace) -> int:
     from kreassign.reference import PROFILES
 
     if args.profile is not None and args.profile not in PROFILES:
-        print(f"kreassign validate-trace: --profile: unknown profile {args.profile!r}; known: {', '.join(PROFILES)}",
-              file=sys.stderr)
-        return 2
-    for flag in ("max_unlogged", "max_requests", "max_failures", "max_failovers", "max_states", "max_candidates"):
+        raise UsageError(f"--profile: unknown profile {args.profile!r}; known: {', '.join(PROFILES)}")
+    for flag in ("max_unlogged", "max_requests", "max_failures", "max_failovers", "max_states"):
         if getattr(args, flag) < 0:
-            print(f"kreassign validate-trace: --{flag.replace('_', '-')}: must not be negative", file=sys.stderr)
-            return 2
+            raise UsageError(f"--{flag.replace('_', '-')}: must not be negative")
     elections = tuple(e.strip() for e in args.elections.split(",") if e.strip())
     bad = [e for e in elections if e not in ("PREFERRED", "UNCLEAN")]
     if bad:
-        print(f"kreassign validate-trace: --elections: unknown election type {bad[0]!r} (PREFERRED or UNCLEAN)",
-              file=sys.stderr)
-        return 2
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        print(f"kreassign validate-trace: {args.file}: no such file", file=sys.stderr)
-        return 2
-    except UnicodeDecodeError as e:
-        line = text_line_of(args.file, e.start)
-        print(f"kreassign validate-trace: {args.file}: line {line}: not UTF-8 text ({e.reason})", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"kreassign validate-trace: {args.file}: cannot read: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--elections: unknown election type {bad[0]!r} (PREFERRED or UNCLEAN)")
+    text = _read(args.file)
     fmt = args.format or guess_format(text)
+    if args.max_candidates < 1:
+        raise UsageError("--max-candidates: must be at least 1")
     limits = SearchLimits(args.max_unlogged, args.max_requests, args.max_failures, args.max_failovers,
                           args.max_states, elections, shortest=not args.all_explanations,
                           max_candidates=args.max_candidates)
     try:
-        result = validate_text(text, fmt, args.profile, limits)
-    except (UsageError, ValueError) as e:  # unreadable input; or a profile named by the file that does not exist
-        print(f"kreassign validate-trace: {args.file}: {e}", file=sys.stderr)
-        return 2
+        result = validate_text(text, fmt, args.profile, limits)  # a TraceFormatError (exit 2) names the line
+    except UsageError as e:
+        if args.file in str(e):
+            raise
+        raise UsageError(f"{args.file}: {e}") from None
+    except (ValueError, RecursionError) as e:  # e.g. a profile named by the file that does not exist
+        raise UsageError(f"{args.file}: {' '.join(str(e).split())[:300]}") from None
     if args.json:
         print(json.dumps(result_json(result, args.file), indent=1))
     else:
@@ -99,10 +87,21 @@ def run(args: argparse.Namespace) -> int:
     return EXIT[result.verdict]
 
 
-def text_line_of(path: str, offset: int) -> int:
-    """The 1-based line of a byte offset (for an undecodable byte)."""
-    with open(path, "rb") as f:
-        return f.read(offset).count(b"\n") + 1
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, not a trace") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise UsageError(f"{path}: line {line}: not UTF-8 text (byte {e.start})") from None
 
 
 __all__ = ["register", "run"]

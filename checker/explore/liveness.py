@@ -33,11 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
-
+from kreassign.checker.explore.bfs import Path, StateGraph
 from kreassign.spec.fairness import Fairness
 from kreassign.spec.properties import Property
-
-from kreassign.checker.explore.bfs import Path, StateGraph
 
 NETWORKX_EDGE_LIMIT = 5_000_000
 
@@ -225,7 +223,7 @@ def find_fair_lasso(graph: StateGraph, goal: Callable[[Any], bool], fairness: Fa
     path: Path = [(graph.states[src], None)] + [(graph.states[j], a) for a, j in prefix]
     loop_start = len(path) - 1
     here = entry
-    in_loop = lambda a: fairness.loop_edge(a)  # noqa: E731
+    in_loop = lambda a: fairness.loop_edge(a)
 
     def walk(u: int, v: int) -> None:  # a shortest path inside the component, appended to `path`
         parent: dict[int, tuple[int, Any]] = {u: (-1, None)}

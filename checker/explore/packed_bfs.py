@@ -30,40 +30,39 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-
-from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, _Column, _first_occurrences
-
-
-class MemoryLimitExceeded(RuntimeError):
-    """The search would need more memory than --max-memory allows."""
+from kreassign.checker.explore.bfs import (
+    INTERRUPTED,
+    ExploreResult,
+    Interrupted,
+    Path,
+    Violation,
+    _Column,
+    _first_occurrences,
+)
 
 
 @dataclass
 class PackedResult(ExploreResult):
     """An ExploreResult plus the liveness verdicts and memory figures of the packed engine."""
 
-    lassos: dict[str, tuple[Path, int | None]] = field(default_factory=dict)  # eventually property -> lasso
+    stuck: dict[str, np.ndarray] = field(default_factory=dict)  # eventually property -> stuck states, BFS order
+    lasso_of: Any = None  # state index -> (path, loop start) of a stuck state
+    state_of: Any = None  # state index -> packed value
     bytes_per_state: float = 0.0  # visited set, parents, actions, goal bits (no table, no edges)
     edge_bytes: int = 0  # the liveness graph
     table_rows: int = 0  # local situations tabulated (reference calls happen once per row and action)
     reference_calls: int = 0
 
 
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * 4096
-    except OSError:
-        return 0
-
-
 class _Run:
     def __init__(self, model: Any, liveness: bool, max_states: int | None, progress: Any,
-                 stop_on_violation: bool, max_memory: int | None, chunk: int):
+                 stop_on_violation: bool, watch: Any, chunk: int, subsume: bool = False):
         self.m = model
         self.liveness = liveness and bool(model.goals)
+        # subsumption keeps only safety verdicts: never with the graph liveness needs
+        self.subsume = subsume and not self.liveness
         self.max_states, self.progress, self.stop = max_states, progress, stop_on_violation
-        self.max_memory, self.chunk = max_memory, chunk
+        self.watch, self.chunk, self.stopped = watch, chunk, None
         self.states = _Column(np.int64)
         self.parents = _Column(np.int32)
         self.action_ids = _Column(np.int32)
@@ -85,18 +84,27 @@ class _Run:
     def count(self) -> int:
         return self.states.size
 
-    def _store(self, values: np.ndarray, parents: np.ndarray, ids: np.ndarray, at: np.ndarray) -> None:
+    def _store(self, new: np.ndarray, edge: np.ndarray, order: np.ndarray, origin: np.ndarray,
+               ids: np.ndarray, at: np.ndarray) -> None:
+        """Store `new` (sorted by value; `at` its insertion points in `seen`) numbered in `order`
+        (by generating edge `edge`, indices into origin / ids)."""
         first = self.count
+        values = new[order]
         self.states.extend(values)
-        self.parents.extend(parents)
-        self.action_ids.extend(ids)
-        self.seen = np.insert(self.seen, at, values)
+        self.parents.extend(origin[edge[order]].astype(np.int32))
+        self.action_ids.extend(ids[edge[order]].astype(np.int32))
+        self.seen = np.insert(self.seen, at, new)
         if self.liveness:
-            self.seen_index = np.insert(self.seen_index, at, np.arange(first, self.count, dtype=np.int32))
+            number = np.empty(len(new), dtype=np.int32)
+            number[order] = np.arange(first, self.count, dtype=np.int32)
+            self.seen_index = np.insert(self.seen_index, at, number)
         always, goals, some = self.m.state_bits(values)
         self.goal_bits.extend(goals.astype(np.int8))
         for bit in list(self.pending_always):
-            bad = np.flatnonzero(((always >> bit) & 1) == 0)
+            held = self.m.holds(self.m.always_forms, bit, always)
+            bad = np.flatnonzero(((always >> bit) & 1) == 0 if held is None else ~held)
+            if held is None:  # the base fails here; the exact property decides
+                bad = [k for k in bad.tolist() if not self.m.state_holds(bit, int(values[k]))][:1]
             if len(bad):
                 self.always_found[bit] = first + int(bad[0])
                 self.pending_always.remove(bit)
@@ -118,9 +126,14 @@ class _Run:
         else:
             self.id_counts[: len(counts)] += counts
         for bit in list(self.pending_edge):
-            bad = np.flatnonzero(((ok >> bit) & 1) == 0)
+            held = self.m.holds(self.m.edge_forms, bit, ok)
+            bad = np.flatnonzero(((ok >> bit) & 1) == 0 if held is None else ~held)
+            bad = bad[np.argsort(origin[bad], kind="stable")]  # BFS order of the sources
+            if held is None:
+                bad = [k for k in bad.tolist()
+                       if not self.m.edge_holds(bit, int(self.states.data[origin[k]]), int(ids[k]), int(nxt[k]))][:1]
             if len(bad):
-                k = bad[np.argmin(origin[bad])]
+                k = bad[0]
                 self.edge_found[bit] = (int(origin[k]), int(ids[k]), int(nxt[k]))
                 self.pending_edge.remove(bit)
         values, first = _first_occurrences(nxt)
@@ -129,11 +142,19 @@ class _Run:
         known = np.zeros(len(values), dtype=bool)
         known[inside] = self.seen[at[inside]] == values[inside]
         new, first, at = values[~known], first[~known], at[~known]
+        if self.subsume and len(new):
+            keep = ~self._dominated(new)
+            new, first, at = new[keep], first[keep], at[keep]
+        # number the new states by their first generating edge, as the object engine does
+        order = np.argsort(first, kind="stable")
         if self.max_states is not None and self.count + len(new) > self.max_states:
             room = self.max_states - self.count
-            new, first, at, self.truncated = new[:room], first[:room], at[:room], True
+            keep = np.zeros(len(new), dtype=bool)
+            keep[order[:room]] = True
+            new, first, at, self.truncated = new[keep], first[keep], at[keep], True
+            order = np.argsort(first, kind="stable")
         if len(new):
-            self._store(new, origin[first].astype(np.int32), ids[first].astype(np.int32), at)
+            self._store(new, first, order, origin, ids, at)
         if self.liveness:
             env = self.m.environment_ids(ids)
             targets = nxt[env]
@@ -143,29 +164,66 @@ class _Run:
             self.edges.append((origin[env][stored].astype(np.int32), self.seen_index[where[stored]],
                                ids[env][stored].astype(np.int32)))
 
+    def _dominated(self, new: np.ndarray) -> np.ndarray:
+        """Budget subsumption: is each new state matched, outside its budget, by a state already
+        stored or new with every budget slot at least as large (and a different value)?
+
+        The budget slots are the lowest bits of a packed value, so states equal outside their
+        budget are contiguous in the sorted `seen` (and in the sorted `new`)."""
+        shift = self.m.budget_total_bits
+        slots = list(zip(self.m.budget_shift, self.m.budget_bits))
+        out = np.zeros(len(new), dtype=bool)
+        for pool in (self.seen, new):
+            lo = np.searchsorted(pool, (new >> shift) << shift)
+            hi = np.searchsorted(pool, ((new >> shift) + 1) << shift)
+            cnt = hi - lo
+            total = int(cnt.sum())
+            if not total:
+                continue
+            who = np.repeat(np.arange(len(new)), cnt)
+            other = pool[np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)]
+            mine = new[who]
+            ge = other != mine
+            for sh, nb in slots:
+                mask = (1 << nb) - 1
+                ge &= ((other >> sh) & mask) >= ((mine >> sh) & mask)
+            out[who[ge]] = True
+        return out
+
     def _found_any(self) -> bool:
         return bool(self.edge_found or self.always_found)
 
     def run(self) -> tuple[int, bool]:
         init = np.array([self.m.init_state], dtype=np.int64)
-        self._store(init, np.array([-1], np.int32), np.array([-1], np.int32), np.zeros(1, dtype=np.intp))
+        zero, none = np.zeros(1, dtype=np.intp), np.array([-1])
+        self._store(init, zero, zero, none, none, zero)
         depth, lo, hi = 1, 0, self.count
+        self.depth = depth
         started = last = time.perf_counter()
         while lo < hi:
-            for chunk_lo in range(lo, hi, self.chunk):
+            # inserting a chunk into the sorted visited set copies it: chunks grow with it (up to
+            # ~1M states, ~0.5 GB of edge arrays) so that a level costs a bounded number of copies
+            step = max(self.chunk, min(1 << 20, self.count // 16))
+            for chunk_lo in range(lo, hi, step):
                 if self.truncated or (self.stop and self._found_any()):
                     return depth + (self.count > hi), False
-                self._expand(chunk_lo, min(hi, chunk_lo + self.chunk))
-                if self.max_memory is not None and _rss_bytes() > self.max_memory:
-                    raise MemoryLimitExceeded(
-                        f"stopped at {self.count:,} states (depth {depth}): more than --max-memory "
-                        f"{self.max_memory / 2**30:.1f} GiB in use")
+                self._expand(chunk_lo, min(hi, chunk_lo + step))
+                if self.watch is not None:  # run limits (models/limits.py): --max-memory
+                    self.stopped = self.watch(self.count)
+                    if self.stopped is not None:
+                        self.truncated = True
+                        return depth + (self.count > hi), False
                 now = time.perf_counter()
                 if self.progress is not None and now - last >= 1.0:
                     last = now
-                    self.progress(self.count, depth, self.count / (now - started))
+                    if getattr(self.progress, "wants_detail", False):  # check/progress.py's reporter
+                        self.progress(self.count, depth, self.count / (now - started), generated=self.transitions,
+                                      queue=self.count - min(hi, chunk_lo + step))
+                    else:
+                        self.progress(self.count, depth, self.count / (now - started))
             lo, hi = hi, self.count
             depth += hi > lo
+            self.depth = depth
         return depth, not self.truncated
 
     # -- paths and liveness ------------------------------------------------------------------------
@@ -185,8 +243,8 @@ class _Run:
         self.edges = [(src, dst, ids)]
         return src, dst, ids
 
-    def stuck(self, bit: int) -> int | None:
-        """The first state (BFS order) from which no goal state is reachable through environment edges."""
+    def stuck(self, bit: int) -> np.ndarray:
+        """Every state (BFS order) from which no goal state is reachable through environment edges."""
         n = self.count
         src, dst, _ = self._graph()
         can = ((self.goal_bits.view(0, n) >> bit) & 1).astype(bool)
@@ -206,8 +264,7 @@ class _Run:
             preds = preds[~can[preds]]
             can[preds] = True
             frontier = preds
-        bad = np.flatnonzero(~can)
-        return int(bad[0]) if len(bad) else None
+        return np.flatnonzero(~can)
 
     def lasso(self, stuck: int) -> tuple[Path, int | None]:
         """A shortest path to `stuck`, then a shortest bridge to a loop it is trapped in, and once around."""
@@ -252,15 +309,26 @@ class _Run:
 
 
 def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None = None, progress: Any = None,
-                   stop_on_violation: bool = False, max_memory: int | None = None,
-                   chunk: int = 1 << 16) -> PackedResult:
-    """Exhaustive BFS of a packed model; every property decided, liveness on the environment edges."""
-    run = _Run(model, liveness, max_states, progress, stop_on_violation, max_memory, chunk)
+                   stop_on_violation: bool = False, watch: Any = None, chunk: int = 1 << 16,
+                   subsume: bool = False) -> PackedResult:
+    """Exhaustive BFS of a packed model; every property decided, liveness on the environment edges.
+
+    `max_states` and `watch(states) -> reason or None` are bfs.explore's run limits. `subsume`
+    (safety only; ignored when liveness is on) skips a state whose budgets another state, equal
+    outside its budgets and found no later, dominates: the model's budgets only gate actions
+    (more budget, more edges, the same effects), so it reaches every violation the skipped state
+    reaches, in no more steps. Counts shrink; verdicts and shortest counterexample lengths do not."""
+    run = _Run(model, liveness, max_states, progress, stop_on_violation, watch, chunk, subsume)
     started = time.perf_counter()
     was = gc.isenabled()
     gc.disable()
     try:
-        depth, complete = run.run()
+        try:
+            depth, complete = run.run()
+        except KeyboardInterrupt:  # as bfs.explore: what was explored so far, for the CLI's report
+            partial = PackedResult(states=run.count, transitions=run.transitions, depth=getattr(run, "depth", 0),
+                                   seconds=time.perf_counter() - started, complete=False, stopped=INTERRUPTED)
+            raise Interrupted(partial) from None
         violations: dict[str, Violation] = {}
         for bit, i in run.always_found.items():
             prop = model.always[bit]
@@ -268,12 +336,10 @@ def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None 
         for bit, (i, aid, value) in run.edge_found.items():
             prop = model.edge_props[bit]
             violations[prop.name] = Violation(prop, run.path(i) + [(value, model.action_of(aid))])
-        lassos = {}
+        stuck = {}
         if run.liveness and complete:
             for bit, prop in enumerate(model.goals):
-                stuck = run.stuck(bit)
-                if stuck is not None:
-                    lassos[prop.name] = run.lasso(stuck)
+                stuck[prop.name] = run.stuck(bit)
     finally:
         if was:
             gc.enable()
@@ -287,11 +353,11 @@ def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None 
     edge_bytes = sum(a.nbytes for e in run.edges for a in e)
     return PackedResult(
         states=n, transitions=run.transitions, depth=depth, seconds=time.perf_counter() - started,
-        complete=complete, violations=violations,
+        complete=complete, violations=violations, stopped=run.stopped or ("max-states" if run.truncated else None),
         examples={model.sometimes[bit].name: run.path(i) for bit, i in run.some_found.items()},
-        per_action_edges=kinds, lassos=lassos, bytes_per_state=float(per_state), edge_bytes=edge_bytes,
+        per_action_edges=kinds, stuck=stuck, lasso_of=run.lasso, state_of=lambda i: int(run.states.data[i]), bytes_per_state=float(per_state), edge_bytes=edge_bytes,
         table_rows=getattr(model, "table_rows", 0), reference_calls=getattr(model, "reference_calls", 0),
     )
 
 
-__all__ = ["MemoryLimitExceeded", "PackedResult", "explore_packed"]
+__all__ = ["PackedResult", "explore_packed"]

@@ -264,7 +264,7 @@ def run_fuzz(
     """Run the machine of `model` and classify every property; write a trace per unexpected violation.
 
     `known` is a set of property names, or a function property -> curated file or None
-    (spec.known_violations.known_violation bound to a profile). `hypothesis_settings`
+    (spec.findings.known_violation bound to a profile). `hypothesis_settings`
     replaces the settings built from `examples` / `steps`; `seed` fixes Hypothesis's
     seed (otherwise it is random unless the settings derandomize). Hypothesis's printed
     programs go to `report` (default: collected in `FuzzResult.programs` only).
@@ -297,6 +297,8 @@ def run_fuzz(
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
+        if any(isinstance(leaf, KeyboardInterrupt) for leaf in _leaves(exc)):  # Ctrl-C inside an exception group
+            raise KeyboardInterrupt from exc
         for leaf in _leaves(exc):
             notes = "\n".join(getattr(leaf, "__notes__", ()))
             if notes:

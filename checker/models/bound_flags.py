@@ -13,7 +13,7 @@ from kreassign.checker.models.bounds import ConfigError
 BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
                "create_partitions")
 #: switches of the issue-14 capabilities (bounds.py documents them)
-CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair")
+CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair", "broker_replicas", "leader_balance")
 
 
 def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +33,10 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
                         help="move replicas with kafka-reassign-partitions.sh --throttle; check the throttles")
     parser.add_argument("--fair", action="store_true", default=None,
                         help="liveness under weak fairness, brokers may stay down (lasso counterexamples)")
+    parser.add_argument("--broker-replicas", action="store_true", default=None,
+                        help="the logs brokers host, as they act on the metadata they replay")
+    parser.add_argument("--leader-balance", action="store_true", default=None,
+                        help="the controller's periodic preferred-leader balancing (auto.leader.rebalance.enable)")
 
 
 def _lists(text: str, flag: str) -> list[list[int]]:

@@ -24,6 +24,8 @@ A TOML config holds one `[bounds]` table (and optionally `[profiles]`):
                            # (--execute/--cancel/--verify) and the throttle properties are checked
     create_partitions = 0  # CreatePartitions requests (one new partition each) the admin may send
     fair = false           # liveness under weak fairness, brokers that may stay down (lassos)
+    broker_replicas = false  # the logs brokers host, created/deleted as they replay the metadata
+    leader_balance = false # the controller's periodic preferred-leader balancing runs
 
 Every key is checked: an unknown key, a wrong type or an out-of-range value is an
 error that names the key.
@@ -80,6 +82,8 @@ class Bounds:
     throttles: bool = False
     create_partitions: int = 0
     fair: bool = False
+    broker_replicas: bool = False
+    leader_balance: bool = False
 
     def __post_init__(self) -> None:
         for name in ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
@@ -139,7 +143,7 @@ class Bounds:
 _TYPES = {f.name: f.type for f in fields(Bounds)}
 
 #: keys added after trace files fixed the bounds' JSON form (omitted from it at their default)
-OPTIONAL_KEYS = ("broker_view", "throttles", "create_partitions", "fair")
+OPTIONAL_KEYS = ("broker_view", "throttles", "create_partitions", "fair", "broker_replicas", "leader_balance")
 
 
 def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where: str = "bounds") -> Bounds:

@@ -20,31 +20,58 @@ reference being partition-local:
   the brokers the same way whatever the partitions are, and each partition as it would
   in a cluster holding that partition alone;
 - every property is a conjunction over partitions (spec/reassign_properties.py writes
-  them with `_parts`), so a state (edge) satisfies it iff each partition does.
+  them with `_parts`), so a state (edge) satisfies it iff each partition does, and every
+  finding signature (spec/findings.py) a disjunction over partitions.
 
 tests/unit/test_fast_packed.py checks all of it the way the architecture asks: on every
 state of small configurations (one and two partitions) the packed model has the same
-states, the same edges, the same property verdicts as the reference-backed model.
+states, the same edges, the same property and signature values as the reference-backed
+model; `packable` admits only the profiles (and their subclasses) checked there.
+docs/performance.md describes the design and its figures.
 `concretize` replays a packed path through the reference model and checks every state
 it reaches packs back to the path's int, so a counterexample is always the reference's.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
-
+from kreassign.checker.explore.liveness import environment_edge
+from kreassign.checker.explore.packed_bfs import PackedResult, explore_packed
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.reference import profile as reference_profile
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 from kreassign.spec.reassign_properties import PROPERTIES, ModelState
 from kreassign.spec.state import ClusterState
 
-from kreassign.checker.explore.liveness import environment_edge
-from kreassign.checker.models.reassign import ReassignmentModel
-
 #: properties whose definition is a conjunction over partitions (checked by the differential test)
-DECOMPOSABLE = frozenset(p.name for p in PROPERTIES)
+BASE = {p.name: p for p in PROPERTIES}
+DECOMPOSABLE = frozenset(BASE)
+
+#: how check/run.py names a property split by findings: "<property>::<finding>"; such an engine
+#: property is violated only where its base property is, so the base's local bits find the candidates
+SEP = "::"
+
+#: profiles tests/unit/test_fast_packed.py checks state by state (variants: subclasses of theirs)
+PARTITION_LOCAL = ("kraft", "kraft-3.7", "kip455")
+
+#: bounds that switch on actions or state the packed encoding does not split (tool, broker view, ...)
+UNSPLIT_BOUNDS = ("broker_view", "throttles", "fair", "create_partitions")
+
+#: common.default_enabled_actions lists actions family by family, partition by partition within a
+#: family (elections: election type first); with one partition the rank alone is its order
+FAMILY = {"Reassign": 0, "Cancel": 1, "ZnodeReassign": 2, "LeaderExpandIsr": 3, "LeaderShrinkIsr": 3,
+          "BrokerFail": 4, "BrokerRecover": 4, "ElectLeaders": 5, "Produce": 6, "FollowerFetch": 6,
+          "ControllerFailover": 8}
+FAMILY_EXTRA = 7
+RANK_SPAN = 1 << 16  # actions one local situation enumerates, at most
+
+SIGNATURE_BITS = 31  # finding signatures per word (bits 32..62)
+PROPERTY_BITS = 32  # properties per word (bits 0..31)
 
 LOCAL_BUDGET = (1, 1, 1, 1)  # the local model may take every action; the packed budget decides
 
@@ -53,14 +80,30 @@ class NotPackable(ValueError):
     """The model has controller-wide state or properties the packed encoding cannot split."""
 
 
-def packable(model: Any) -> bool:
-    """Can `model` run on the packed path? (A plain ReassignmentModel of a partition-local profile.)"""
-    if type(model) is not ReassignmentModel:
+def _base(prop: Any) -> Any:
+    return BASE.get(prop.name.split(SEP)[0])
+
+
+def _partition_local_profiles() -> tuple[type, ...]:
+    """The profile classes (and their variants) the differential test shows partition-local."""
+    return tuple(type(reference_profile(name)) for name in PARTITION_LOCAL)
+
+
+def packable(model: Any, properties: Any = None) -> bool:
+    """Can `model` (with these engine properties) run on the packed path? A plain ReassignmentModel of
+    a partition-local profile (no controller-wide state), with properties split from PROPERTIES."""
+    if type(model) is not ReassignmentModel or model.profile.deferred_requests:
         return False
-    if model.profile.deferred_requests:
+    if not isinstance(model.profile, _partition_local_profiles()):
         return False
-    if any(p.name not in DECOMPOSABLE for p in model.properties()):
+    if any(getattr(model.bounds, k, False) for k in UNSPLIT_BOUNDS):
         return False
+    for p in properties if properties is not None else model.properties():
+        base = _base(p)
+        if base is None or base.kind != p.kind or p.extra.get("fairness") is not None:
+            return False
+        if p.kind == EVENTUALLY and p.predicate is not base.predicate:
+            return False
     init = model.init_states()
     return len(init) == 1 and init[0].cluster.zk is None and init[0].cluster.kip236 is None
 
@@ -72,11 +115,12 @@ def _bits(n: int) -> int:
 class PackedReassignment:
     """`model` (a ReassignmentModel) with int64 states and tabulated successors."""
 
-    def __init__(self, model: ReassignmentModel):
-        if not packable(model):
+    def __init__(self, model: ReassignmentModel, workers: int = 1):
+        if not packable(model):  # reads model.properties(): the engine's (maybe split) properties
             raise NotPackable(f"profile {model.profile_name} keeps controller-wide state; no packed encoding")
         self.inner = model
         self.name = model.name
+        self.workers = max(1, workers)
         b = model.bounds
         self.partitions = b.partitions
         init = model.init_states()[0]
@@ -92,6 +136,21 @@ class PackedReassignment:
         self.edge_props = [p for p in self.props if p.kind == TRANSITION]
         self.goals = [p for p in self.props if p.kind == EVENTUALLY]
         self.sometimes = [p for p in self.props if p.kind == SOMETIMES]
+        # a property split by findings (check/run.py) is its base property and the findings'
+        # signatures; both are tabulated per partition: base bits in the low half of a word
+        # (AND over partitions), each signature's *negation* in the high half (AND of the
+        # negations = no partition matches). Any other predicate is decided exactly, on the
+        # full state, where its base fails.
+        if max(len(self.always), len(self.edge_props), len(self.goals), len(self.sometimes)) > PROPERTY_BITS:
+            raise NotPackable("more properties than a packed word holds")
+        self.state_sigs: list[Any] = []
+        self.edge_sigs: list[Any] = []
+        self.always_forms = [self._form(p, self.state_sigs) for p in self.always]
+        self.edge_forms = [self._form(p, self.edge_sigs) for p in self.edge_props]
+        self.always_bases = [_base(p).predicate for p in self.always]
+        self.edge_bases = [_base(p).predicate for p in self.edge_props]
+        self.exact_always = [f[0] == "exact" for f in self.always_forms]
+        self.exact_edges = [f[0] == "exact" for f in self.edge_forms]
         # interning
         self.locals: list[tuple[Any, Any]] = []  # local id -> (partition, ghost)
         self.local_ids: dict[tuple[Any, Any], int] = {}
@@ -114,16 +173,55 @@ class PackedReassignment:
         for nb in self.budget_bits:
             self.budget_shift.append(shift)
             shift += nb
+        self.budget_total_bits = shift  # the budget slots are the lowest bits (budget subsumption)
         self.env_shift = shift
         shift += self.env_bits
         self.local_shift = [shift + k * self.local_bits for k in range(self.partitions)]
         # the table: per budget group (0: actions that spend nothing, 1 + slot: actions spending
         # that slot), a row per tabulated local situation; a group is tabulated only for states
         # that still have that budget, so the reference is asked no more than the search needs
-        self.groups = [_Group(self.env_bits, 2 * len(init.cluster.brokers) + 4) for _ in range(1 + len(budget_max))]
-        self.bits: dict[tuple[int, int], tuple[int, int, int]] = {}  # (local, env) -> (always, goal, sometimes)
+        self.groups = [_Group() for _ in range(1 + len(budget_max))]
+        self.bits: dict[tuple[int, int], tuple[int, int, int]] = {}
+        self._enabled: dict[tuple[int, int], list[list[Any]]] = {}  # (local, env) -> actions not tabulated yet  # (local, env) -> (always, goal, sometimes)
         self.reference_calls = 0
         self.init_state = self.pack(init)
+
+    @staticmethod
+    def _form(prop: Any, sigs: list[Any]) -> tuple:
+        """How an engine property is made of its base and finding signatures (see __init__)."""
+        base = _base(prop).predicate
+        pred = prop.predicate
+        if pred is base:
+            return ("plain",)
+        if getattr(pred, "holds", None) is not base:
+            return ("exact",)
+        found = getattr(pred, "signatures", None)
+        single = getattr(pred, "signature", None)
+        wanted = list(found) if found is not None else [single] if single is not None else None
+        if wanted is None:
+            return ("exact",)
+        bits = []
+        for sig in wanted:
+            if sig not in sigs:
+                if len(sigs) == SIGNATURE_BITS:
+                    return ("exact",)
+                sigs.append(sig)
+            bits.append(sigs.index(sig))
+        return ("unexplained", bits) if found is not None else ("not_this", bits[0])
+
+    @staticmethod
+    def holds(forms: list[tuple], bit: int, words: np.ndarray) -> np.ndarray | None:
+        """Whether engine property `bit` holds, from the combined words; None: decide it exactly."""
+        form = forms[bit]
+        base = ((words >> bit) & 1).astype(bool)
+        if form[0] == "plain":
+            return base
+        if form[0] == "unexplained":  # holds, or some partition matches a signature
+            mask = sum(1 << (32 + j) for j in form[1])
+            return base | ((~words & mask) != 0)
+        if form[0] == "not_this":  # holds, or no partition matches this finding's signature
+            return base | ((words >> (32 + form[1])) & 1).astype(bool)
+        return None
 
     # -- interning and packing -----------------------------------------------------------------
     def _local(self, part: Any, ghost: Any) -> int:
@@ -185,42 +283,88 @@ class PackedReassignment:
         topic = replace(self.topic_template, partitions=(part,))
         return ModelState(ClusterState(self.envs[env], (topic,)), (ghost,), LOCAL_BUDGET)
 
-    def tabulate(self, group: int, local: int, env: int) -> None:
-        """Step the actions of one budget group enabled in one local situation through the reference."""
-        g = self.groups[group]
-        if (local, env) in g.done:
-            return
+    def _actions(self, group: int, local: int, env: int, ms: ModelState) -> list[tuple[int, Any]]:
+        """(rank in the reference's enumeration, action) of one budget group, each handed out once."""
+        by_group = self._enabled.get((local, env))
+        if by_group is None:  # the enabled actions of a local situation, split by budget group once
+            lm = self.local_model
+            by_group = self._enabled[(local, env)] = [[] for _ in self.groups]
+            for rank, a in enumerate(lm.actions(ms)):
+                slot = lm._budget_slot(a)
+                by_group[0 if slot is None else slot + 1].append((rank, a))
+        actions, by_group[group] = by_group[group], []
+        return actions
+
+    def compute(self, group: int, local: int, env: int) -> tuple[list, tuple | None]:
+        """The reference's answers for one local situation and budget group, as plain values:
+        ([(rank, action, partition after, ghost after, brokers after, edge bits)], state bits or None).
+        Reads the interned tables, writes nothing but `_enabled`, so worker processes can run it."""
         lm = self.local_model
         ms = self._local_state(local, env)
-        local_edges, global_edges = [], []
-        for a in lm.actions(ms):
-            slot = lm._budget_slot(a)
-            slot = -1 if slot is None else slot
-            if slot + 1 != group:
-                continue
+        out = []
+        for rank, a in self._actions(group, local, env, ms):
             nxt, label = lm.step(ms, a)
-            self.reference_calls += 1
             c = nxt.cluster
-            if c.zk is not None or c.kip236 is not None:
+            if c.zk is not None or c.kip236 is not None or len(c.topics) != 1:
                 raise NotPackable("the profile wrote controller-wide state")
-            new_local = self._local(c.topics[0].partitions[0], nxt.ghosts[0])
-            new_env = self._env(c.brokers)
             ok = 0
-            for bit, prop in enumerate(self.edge_props):
-                if prop.predicate(ms, label, nxt):
+            for bit, base in enumerate(self.edge_bases):
+                if base(ms, label, nxt):
                     ok |= 1 << bit
+            for j, sig in enumerate(self.edge_sigs):
+                if not sig(ms, label, nxt):
+                    ok |= 1 << (32 + j)
+            out.append((rank, a, c.topics[0].partitions[0], nxt.ghosts[0], c.brokers, ok))
+        bits = None
+        if group == 0:
+            inv = sum(1 << k for k, base in enumerate(self.always_bases) if base(ms))
+            inv |= sum(1 << (32 + j) for j, sig in enumerate(self.state_sigs) if not sig(ms))
+            goal = sum(1 << k for k, p in enumerate(self.goals) if p.predicate(ms))
+            some = sum(1 << k for k, p in enumerate(self.sometimes) if p.predicate(ms))
+            bits = (inv, goal, some)
+        return out, bits
+
+    def install(self, group: int, local: int, env: int, answers: list, bits: tuple | None) -> None:
+        """Intern what `compute` found and add the row to the group's table."""
+        local_edges, global_edges = [], []
+        for rank, a, part, ghost, brokers, ok in answers:
+            self.reference_calls += 1
+            new_local, new_env = self._local(part, ghost), self._env(brokers)
             if getattr(a, "partition", None) is None:
-                global_edges.append((self._code(a, True, environment_edge(a)), new_local, new_env, ok))
+                global_edges.append((self._code(a, True, environment_edge(a)), new_local, new_env, ok, rank))
             else:
                 if new_env != env:
                     raise NotPackable(f"{a} changed the brokers: not partition-local")
-                local_edges.append((self._code(a, False, environment_edge(a)), new_local, ok))
-        g.add(local, env, local_edges, global_edges, self)
-        if group == 0:
-            inv = sum(1 << k for k, p in enumerate(self.always) if p.predicate(ms))
-            goal = sum(1 << k for k, p in enumerate(self.goals) if p.predicate(ms))
-            some = sum(1 << k for k, p in enumerate(self.sometimes) if p.predicate(ms))
-            self.bits[(local, env)] = (inv, goal, some)
+                local_edges.append((self._code(a, False, environment_edge(a)), new_local, ok, rank))
+        self.groups[group].add(local, env, local_edges, global_edges, self)
+        if bits is not None:
+            self.bits[(local, env)] = bits
+
+    def tabulate(self, group: int, local: int, env: int) -> None:
+        """Step the actions of one budget group enabled in one local situation through the reference."""
+        if (local, env) not in self.groups[group].done:
+            self.install(group, local, env, *self.compute(group, local, env))
+            self.groups[group].flush()
+
+    def tabulate_many(self, group: int, keys: list[tuple[int, int]]) -> None:
+        """Tabulate many local situations, in `workers` forked processes when there are enough."""
+        keys = [k for k in keys if k not in self.groups[group].done]
+        if self.workers <= 1 or len(keys) < PARALLEL_MIN:
+            for local, env in keys:
+                if (local, env) not in self.groups[group].done:
+                    self.install(group, local, env, *self.compute(group, local, env))
+            self.groups[group].flush()
+            return
+        global _FORKED
+        _FORKED = self
+        slices = [keys[i :: self.workers] for i in range(self.workers)]
+        with multiprocessing.get_context("fork").Pool(self.workers) as pool:
+            results = pool.map(_compute_slice, [(group, s) for s in slices])
+        _FORKED = None
+        for part_keys, answers in zip(slices, results):
+            for (local, env), (found, bits) in zip(part_keys, answers):
+                self.install(group, local, env, found, bits)
+        self.groups[group].flush()
 
     # -- vectorised expansion ---------------------------------------------------------------------
     def fields(self, states: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]]:
@@ -238,8 +382,7 @@ class PackedReassignment:
         if missing.any():
             keys = np.unique(loc[missing] * (1 << self.env_bits) + env[missing])
             em = (1 << self.env_bits) - 1
-            for k in keys.tolist():
-                self.tabulate(group, k >> self.env_bits, k & em)
+            self.tabulate_many(group, [(k >> self.env_bits, k & em) for k in keys.tolist()])
             row = g.lookup(loc, env)
         return row
 
@@ -263,7 +406,7 @@ class PackedReassignment:
         states = np.asarray(states, dtype=np.int64)
         locs, env, budget = self.fields(states)
         P, n = self.partitions, len(states)
-        pos_l, ids_l, nxt_l, ok_l = [], [], [], []
+        pos_l, ids_l, nxt_l, ok_l, key_l = [], [], [], [], []
         for group, g in enumerate(self.groups):
             if group == 0:
                 sel = np.arange(n)
@@ -275,6 +418,7 @@ class PackedReassignment:
                     continue
             sub, senv = states[sel], env[sel]
             rows = [self._rows(group, loc[sel], senv) for loc in locs]
+            family = self._families()  # after tabulating: new action codes may have appeared
             for k, row in enumerate(rows):
                 cnt = g.count.data[row]
                 total = int(cnt.sum())
@@ -287,6 +431,7 @@ class PackedReassignment:
                 ids_l.append(g.e_code.data[e] * P + k)
                 nxt_l.append(sub[at] + ((g.e_new.data[e] - old) << self.local_shift[k]) - spend)
                 ok_l.append(g.e_ok.data[e])
+                key_l.append((family[g.e_code.data[e]] * P + k) * RANK_SPAN + g.e_rank.data[e])
             for gi, code in enumerate(g.global_codes):
                 new0 = g.g_new.data[rows[0], gi]
                 at = np.flatnonzero(new0 >= 0)
@@ -307,11 +452,14 @@ class PackedReassignment:
                 ids_l.append(np.full(len(at), code * P, dtype=np.int64))
                 nxt_l.append(nxt)
                 ok_l.append(ok)
+                key_l.append(np.full(len(at), family[code] * P * RANK_SPAN) + g.g_rank.data[rows[0][at], gi])
         if not pos_l:
             z = np.empty(0, dtype=np.int64)
             return z, z, z, z
         pos = np.concatenate(pos_l)
-        order = np.argsort(pos, kind="stable")  # edges grouped by source state, as the reference lists them
+        # edges in the order the reference model generates them (source, then its enumeration order),
+        # so that new states are numbered as the object engine numbers them
+        order = np.lexsort((np.concatenate(key_l), pos))
         return pos[order], np.concatenate(ids_l)[order], np.concatenate(nxt_l)[order], np.concatenate(ok_l)[order]
 
     def environment_ids(self, ids: np.ndarray) -> np.ndarray:
@@ -332,22 +480,50 @@ class PackedReassignment:
             out.append((state, label))
         return out
 
+    def state_holds(self, bit: int, value: int) -> bool:
+        """The exact `always` property `bit` on one (full) state."""
+        return self.always[bit].predicate(self.unpack(value))
+
+    def edge_holds(self, bit: int, value: int, action_id: int, nxt: int) -> bool:
+        """The exact transition property `bit` on one edge, its label from the reference."""
+        state = self.unpack(value)
+        after, label = self.inner.step(state, self.action_of(action_id))
+        return self.edge_props[bit].predicate(state, label, after)
+
+    def table_bytes(self) -> int:
+        """Memory of the tabulated table's arrays (every budget group)."""
+        return sum(a.data.nbytes for g in self.groups for a in (g.index, g.offset, g.count, g.e_code, g.e_new, g.e_ok,
+                                                                  g.e_rank, g.g_new, g.g_env, g.g_ok, g.g_rank))
+
+    def _families(self) -> np.ndarray:
+        return np.array([FAMILY.get(type(a).__name__, FAMILY_EXTRA) for a in self.codes], dtype=np.int64)
+
     @property
     def table_rows(self) -> int:
         return sum(len(g.done) for g in self.groups)
 
 
+PARALLEL_MIN = 2048  # local situations worth forking workers for (a fork costs ~0.1 s)
+
+_FORKED: PackedReassignment | None = None  # the model the forked workers inherit
+
+
+def _compute_slice(task: tuple[int, list[tuple[int, int]]]) -> list:
+    group, keys = task
+    return [_FORKED.compute(group, local, env) for local, env in keys]
+
+
 class _Grow:
     """A numpy array growable along its first axis (amortised O(1) appends)."""
 
-    def __init__(self, tail: tuple[int, ...], dtype: Any, fill: int = 0):
+    def __init__(self, tail: tuple[int, ...], dtype: Any, fill: int = 0, size: int = 1024):
         self.fill = fill
-        self.data = np.full((1024, *tail), fill, dtype=dtype)
+        self.data = np.full((size, *tail), fill, dtype=dtype)
         self.size = 0
 
     def reserve(self, n: int) -> None:
         if n > len(self.data):
-            grown = np.full((max(n, 2 * len(self.data)), *self.data.shape[1:]), self.fill, dtype=self.data.dtype)
+            grown = np.full((max(n, 2 * len(self.data), 1024), *self.data.shape[1:]), self.fill, dtype=self.data.dtype)
             grown[: len(self.data)] = self.data
             self.data = grown
 
@@ -361,48 +537,135 @@ class _Grow:
 class _Group:
     """One budget group's table: (local, env) -> row; per row its local edges (CSR) and global edges (dense)."""
 
-    def __init__(self, env_bits: int, max_globals: int):
+    def __init__(self):
         self.done: set[tuple[int, int]] = set()
-        self.index = _Grow((1 << env_bits,), np.int32, fill=-1)  # [local, env] -> row
+        self.index = _Grow((2,), np.int32, fill=-1)  # [local, env] -> row, widened as brokers ids appear
         self.offset, self.count = _Grow((), np.int64), _Grow((), np.int64)
-        self.e_code, self.e_new, self.e_ok = _Grow((), np.int64), _Grow((), np.int64), _Grow((), np.int64)
-        self.max_globals = max_globals
+        self.e_code, self.e_new, self.e_ok = _Grow((), np.int32), _Grow((), np.int32), _Grow((), np.int64)
+        self.e_rank = _Grow((), np.int32)  # the action's position in the reference's enumeration
         self.global_codes: list[int] = []
-        self.g_new = _Grow((max_globals,), np.int64, fill=-1)
-        self.g_env = _Grow((max_globals,), np.int64, fill=-1)
-        self.g_ok = _Grow((max_globals,), np.int64)
+        # dense [row, global action]: allocated only for groups that hold global actions
+        self.g_new = _Grow((0,), np.int32, fill=-1, size=0)
+        self.g_env = _Grow((0,), np.int32, fill=-1, size=0)
+        self.g_ok = _Grow((0,), np.int64, size=0)
+        self.g_rank = _Grow((0,), np.int32, size=0)
         self.rows = 0
+        self._rows: list[tuple] = []  # buffered rows (see flush)
+        self._locals = 0
 
     def lookup(self, loc: np.ndarray, env: np.ndarray) -> np.ndarray:
         row = np.full(len(loc), -1, dtype=np.int64)
-        inside = loc < self.index.size
+        inside = (loc < self.index.size) & (env < self.index.data.shape[1])
         row[inside] = self.index.data[loc[inside], env[inside]]
         return row
 
     def add(self, local: int, env: int, local_edges: list, global_edges: list, owner: PackedReassignment) -> None:
-        row = self.rows
-        self.rows += 1
+        """Buffer one row; `flush` moves the buffered rows into the arrays (once per batch: small numpy
+        appends cost more than the rows)."""
         self.done.add((local, env))
-        self.index.reserve(len(owner.locals))
-        self.index.size = max(self.index.size, len(owner.locals))
-        self.index.data[local, env] = row
-        self.offset.append([self.e_code.size])
-        self.count.append([len(local_edges)])
-        if local_edges:
-            codes, news, oks = zip(*local_edges)
+        self._rows.append((local, env, local_edges, global_edges))
+        self._locals = len(owner.locals)
+
+    def _widen(self, columns: int) -> None:
+        """One column per global action this group has met (a handful: the brokers, a failover)."""
+        for arr in (self.g_new, self.g_env, self.g_ok, self.g_rank):
+            if columns > arr.data.shape[1]:
+                wider = np.full((len(arr.data), columns + 2), arr.fill, dtype=arr.data.dtype)
+                wider[:, : arr.data.shape[1]] = arr.data
+                arr.data = wider
+
+    def flush(self) -> None:
+        if not self._rows:
+            return
+        rows, self._rows = self._rows, []
+        first = self.rows
+        self.rows += len(rows)
+        self.index.reserve(self._locals)
+        self.index.size = max(self.index.size, self._locals)
+        top = max(env for _, env, _, _ in rows)
+        if top >= self.index.data.shape[1]:  # columns: broker configurations seen so far
+            wider = np.full((len(self.index.data), 2 * (top + 1)), -1, dtype=np.int32)
+            wider[:, : self.index.data.shape[1]] = self.index.data
+            self.index.data = wider
+        locs = np.array([r[0] for r in rows], dtype=np.int64)
+        envs = np.array([r[1] for r in rows], dtype=np.int64)
+        self.index.data[locs, envs] = np.arange(first, self.rows, dtype=np.int32)
+        counts = np.array([len(r[2]) for r in rows], dtype=np.int64)
+        self.offset.append(self.e_code.size + np.cumsum(counts) - counts)
+        self.count.append(counts)
+        edges = [e for r in rows for e in r[2]]
+        if edges:
+            codes, news, oks, ranks = zip(*edges)
             self.e_code.append(codes)
             self.e_new.append(news)
             self.e_ok.append(oks)
-        for a in (self.g_new, self.g_env, self.g_ok):
-            a.reserve(self.rows)
-            a.size = self.rows
-        for code, new_local, new_env, ok in global_edges:
-            if code not in self.global_codes:
-                if len(self.global_codes) == self.max_globals:
-                    raise NotPackable("more global actions than the packed table holds")
-                self.global_codes.append(code)
-            gi = self.global_codes.index(code)
-            self.g_new.data[row, gi], self.g_env.data[row, gi], self.g_ok.data[row, gi] = new_local, new_env, ok
+            self.e_rank.append(ranks)
+        if self.global_codes or any(r[3] for r in rows):
+            for arr in (self.g_new, self.g_env, self.g_ok, self.g_rank):
+                arr.reserve(self.rows)
+                arr.size = self.rows
+        for k, (_, _, _, global_edges) in enumerate(rows):
+            row = first + k
+            for code, new_local, new_env, ok, rank in global_edges:
+                if code not in self.global_codes:
+                    self.global_codes.append(code)
+                    self._widen(len(self.global_codes))
+                gi = self.global_codes.index(code)
+                self.g_new.data[row, gi], self.g_env.data[row, gi] = new_local, new_env
+                self.g_ok.data[row, gi], self.g_rank.data[row, gi] = ok, rank
 
 
-__all__ = ["DECOMPOSABLE", "NotPackable", "PackedReassignment", "packable"]
+def fast_path_enabled() -> bool:
+    """The packed path is on unless KREASSIGN_FAST=0 (or `check --no-fast`) asks for the object engine."""
+    return os.environ.get("KREASSIGN_FAST", "1") != "0"
+
+
+def default_workers() -> int:
+    """Worker processes for tabulating: KREASSIGN_WORKERS (set by `check --workers N`), else every core."""
+    value = os.environ.get("KREASSIGN_WORKERS")
+    return max(1, int(value)) if value and value.isdigit() else (os.cpu_count() or 1)
+
+
+def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progress: Any = None,
+                    stop_on_violation: bool = False, max_states: int | None = None,
+                    watch: Any = None) -> PackedResult:
+    """An `explorer` for check/run.py: `bfs.explore`'s signature and result, on the packed path.
+
+    Violation paths come back as the reference model's own paths (`concretize`); instead of a
+    graph the result answers `classify_stuck` for each `eventually` property.
+    """
+    packed = PackedReassignment(model, workers=default_workers())
+    subsume = os.environ.get("KREASSIGN_SUBSUME") == "1"  # check --subsume (safety only)
+    result = explore_packed(packed, liveness=keep_graph, progress=progress, stop_on_violation=stop_on_violation,
+                            max_states=max_states, watch=watch, subsume=subsume)
+    result.violations = {n: replace(v, path=packed.concretize(v.path)) for n, v in result.violations.items()}
+    result.examples = {n: packed.concretize(p) for n, p in result.examples.items()}
+
+    def classify_stuck(prop: Any, findings: tuple[Any, ...], want_findings: bool = True):
+        """(unexpected lasso or None, {finding: lasso}) over the stuck states in BFS order, as
+        check/run.py classifies them: the first of each class, premise `extra["from"]` first."""
+        premise = prop.extra.get("from")
+        unexpected, found = None, {}
+        for i in result.stuck.get(prop.name, np.empty(0, np.int64)).tolist():
+            state = packed.unpack(result.state_of(i))
+            if premise is not None and not premise(state):
+                continue
+            matched = [f for f in findings if f.signature(state)]
+            new = [f for f in matched if f.name not in found] if want_findings else []
+            if (matched or unexpected is not None) and not new:
+                continue
+            path, loop = result.lasso_of(i)
+            lasso = (packed.concretize(path), loop)
+            if not matched:
+                unexpected = lasso
+            for f in new:
+                found[f.name] = lasso
+            if unexpected is not None and (not want_findings or len(found) == len(findings)):
+                break
+        return unexpected, found
+
+    result.classify_stuck = classify_stuck  # type: ignore[attr-defined]
+    return result
+
+
+__all__ = ["DECOMPOSABLE", "NotPackable", "PackedReassignment", "default_workers", "fast_path_enabled", "packable", "packed_explorer"]

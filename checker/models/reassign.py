@@ -13,23 +13,27 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from kreassign.reference import ActionSpace, Profile, profile
-from kreassign.reference import broker_view
+from kreassign.reference import ActionSpace, Profile, broker_view, profile
+from kreassign.reference.broker_replicas import BrokerReplicaManager, initial_hosted
+from kreassign.reference.leader_balance import auto_leader_balance
 from kreassign.reference.throttles import TOOL_ACTIONS, ReassignTool
+from kreassign.reference.topic_changes import RfRule, create_partitions, partition_zero_replicas
 from kreassign.spec import actions as A
-from kreassign.spec.codec import decode_action, from_json, state_from_json, to_json
-from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
+from kreassign.spec.broker_replica_properties import BROKER_REPLICA_PROPERTIES
 from kreassign.spec.broker_view_properties import Reporters, broker_view_properties
+from kreassign.spec.codec import decode_action, from_json, state_from_json, to_json
 from kreassign.spec.fairness import FAIR_PROPERTIES
+from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 from kreassign.spec.reassign_properties import PROPERTIES, Ending, Ghost, ModelState, Transition
-from kreassign.spec.throttle_properties import THROTTLE_PROPERTIES
 from kreassign.spec.state import ClusterState, make_cluster
+from kreassign.spec.throttle_properties import THROTTLE_PROPERTIES
+from kreassign.spec.topic_change_properties import LEADER_BALANCE_PROPERTIES, TOPIC_CHANGE_PROPERTIES
 
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.bounds import Bounds, ConfigError
 from kreassign.checker.explore.protocol import Model
 
 TOPIC = "t"
-REASSIGNS, CANCELS, FAILURES, FAILOVERS = range(4)
+REASSIGNS, CANCELS, FAILURES, FAILOVERS, CREATES = range(5)  # CREATES: only with bounds.create_partitions
 
 
 def in_flight(cluster: ClusterState, topic: str, index: int) -> bool:
@@ -103,11 +107,16 @@ class ReassignmentModel(Model[ModelState, Transition]):
     """Profile + bounds as a transition system over ModelState."""
 
     def __init__(self, profile_name: str | Profile = "kraft", bounds: Bounds | None = None, *,
-                 tool: ReassignTool | None = None, reporters: Reporters | None = None):
+                 tool: ReassignTool | None = None, reporters: Reporters | None = None,
+                 rf_rule: RfRule = partition_zero_replicas, replicas: BrokerReplicaManager | None = None,
+                 balance_skips_reassigning: bool = False):
         # a Profile object may be passed directly, e.g. a deliberately broken variant in a test;
         # so may the reassignment tool (bounds.throttles) and the broker view (bounds.broker_view)
         self.tool = tool or ReassignTool()
         self.reporters = reporters or broker_view.under_replicated_reporters
+        self.rf_rule = rf_rule  # CreatePartitions' replication factor (Kafka's: partition 0's replicas)
+        self.replicas = replicas or BrokerReplicaManager()  # brokers' logs (bounds.broker_replicas)
+        self.balance_skips_reassigning = balance_skips_reassigning  # Kafka < 3.4 (KAFKA-10149)
         self.profile = profile(profile_name) if isinstance(profile_name, str) else profile_name
         self.profile_name = self.profile.name
         self.bounds = bounds or Bounds()
@@ -126,6 +135,8 @@ class ReassignmentModel(Model[ModelState, Transition]):
             log_length=b.log_length,
             znode=b.znode,
         )
+        if b.create_partitions:
+            self.init_states()  # refuses profiles CreatePartitions is not modelled for, before any search
 
     # -- Model protocol --------------------------------------------------------------------------
     def init_states(self) -> Sequence[ModelState]:
@@ -137,8 +148,16 @@ class ReassignmentModel(Model[ModelState, Transition]):
             replication_layer=b.replication,
         )
         cluster = self.profile.initial_state(cluster)
+        if b.broker_replicas:
+            cluster = replace(cluster, hosted=initial_hosted(cluster))
         ghosts = tuple(Ghost() for _ in cluster.partitions())
-        return [ModelState(cluster, ghosts, (b.reassigns, b.cancels, b.failures, b.failovers))]
+        budget = (b.reassigns, b.cancels, b.failures, b.failovers)
+        if b.create_partitions:
+            if cluster.zk is not None or cluster.kip236 is not None:
+                raise ConfigError(f"create_partitions: not modelled for profile {self.profile_name} "
+                                  "(its controller keeps per-partition state)")
+            budget += (b.create_partitions,)
+        return [ModelState(cluster, ghosts, budget)]
 
     def _budget_slot(self, action: Any) -> int | None:
         if isinstance(action, (A.Reassign, A.ZnodeReassign, A.ToolExecute)):
@@ -149,11 +168,16 @@ class ReassignmentModel(Model[ModelState, Transition]):
             return FAILURES
         if isinstance(action, A.ControllerFailover):
             return FAILOVERS
+        if isinstance(action, A.CreatePartitions):
+            return CREATES
         return None
 
     def actions(self, state: ModelState) -> Sequence[Any]:
         out = []
         for a in self.profile.enabled_actions(state.cluster, self.space) + self._extra_actions(state):
+            if self.bounds.broker_replicas and isinstance(a, A.LeaderExpandIsr) and not self.replicas.can_fetch(
+                    state.cluster, a.topic, a.partition, a.broker):
+                continue  # a follower without the partition's log cannot fetch, so cannot join the ISR
             slot = self._budget_slot(a)
             if slot is None or state.budget[slot] > 0:
                 out.append(a)
@@ -161,18 +185,31 @@ class ReassignmentModel(Model[ModelState, Transition]):
 
     def _extra_actions(self, state: ModelState) -> list[Any]:
         """Actions of the issue-14 capabilities the bounds switch on (none by default)."""
-        if not self.bounds.throttles:
-            return []
-        out: list[Any] = [A.ToolExecute(t, i, r) for t, i, r in self.space.targets]
-        parts = sorted({(t, i) for t, i, _ in self.space.targets})
-        out += [A.ToolCancel(t, i) for t, i in parts]
-        out += [A.ToolVerify(t, i) for t, i in parts]
+        out: list[Any] = []
+        if self.bounds.throttles:
+            out += [A.ToolExecute(t, i, r) for t, i, r in self.space.targets]
+            parts = sorted({(t, i) for t, i, _ in self.space.targets})
+            out += [A.ToolCancel(t, i) for t, i in parts]
+            out += [A.ToolVerify(t, i) for t, i in parts]
+        if self.bounds.create_partitions:
+            out.append(A.CreatePartitions(TOPIC, len(state.cluster.topic(TOPIC).partitions) + 1))
+        if self.bounds.broker_replicas:
+            out += [A.BrokerReplay(b.id) for b in state.cluster.brokers
+                    if b.registered and b.active and self.replicas.replay_changes(state.cluster, b.id)]
+        if self.bounds.leader_balance and self.apply(state.cluster, A.AutoLeaderBalance()).state != state.cluster:
+            out.append(A.AutoLeaderBalance())  # offered when the periodic task would change something
         return out
 
     def apply(self, cluster: ClusterState, action: Any):
         """The reference's step for one action: the profile's, or the reassignment tool's over it."""
         if isinstance(action, TOOL_ACTIONS):
             return self.tool.apply(self.profile, cluster, action)
+        if isinstance(action, A.CreatePartitions):
+            return create_partitions(cluster, action.topic, action.count, self.rf_rule)
+        if isinstance(action, A.BrokerReplay):
+            return self.replicas.replay(cluster, action.broker)
+        if isinstance(action, A.AutoLeaderBalance):
+            return auto_leader_balance(self.profile, cluster, skip_while_reassigning=self.balance_skips_reassigning)
         return self.profile.apply(cluster, action)
 
     def next_state(self, state: ModelState, action: Any) -> ModelState | None:
@@ -186,6 +223,9 @@ class ReassignmentModel(Model[ModelState, Transition]):
         if slot is not None:
             budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1 :]
         ghosts, endings = self._ghosts(state, action, result.state, result.response)
+        added = len(list(result.state.partitions())) - len(ghosts)
+        if added > 0:  # CreatePartitions: the new partitions start idle
+            ghosts += (Ghost(),) * added
         after = normalize_epochs(result.state)
         return ModelState(after, ghosts, budget), Transition(action, result.response, endings, result.state)
 
@@ -204,6 +244,12 @@ class ReassignmentModel(Model[ModelState, Transition]):
             props += THROTTLE_PROPERTIES
         if self.bounds.fair:
             props += FAIR_PROPERTIES
+        if self.bounds.create_partitions:
+            props += TOPIC_CHANGE_PROPERTIES
+        if self.bounds.broker_replicas:
+            props += BROKER_REPLICA_PROPERTIES
+        if self.bounds.leader_balance:
+            props += LEADER_BALANCE_PROPERTIES
         return props
 
     # -- ghosts --------------------------------------------------------------------------------------

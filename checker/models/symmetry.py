@@ -79,7 +79,10 @@ def rename_cluster(c: ClusterState, pi: dict[int, int]) -> ClusterState:
             follower=tuple(sorted((t, i, pi.get(b, b)) for t, i, b in th.follower)),
             brokers=tuple(sorted(_m(th.brokers, pi))),
         )
-    return replace(c, brokers=brokers, topics=topics, zk=zk, kip236=k, throttles=th)
+    hosted = c.hosted
+    if hosted is not None:  # the logs brokers host
+        hosted = tuple(sorted((pi.get(b, b), t, i) for b, t, i in hosted))
+    return replace(c, brokers=brokers, topics=topics, zk=zk, kip236=k, throttles=th, hosted=hosted)
 
 
 def rename_state(s: ModelState, pi: dict[int, int]) -> ModelState:

@@ -222,7 +222,7 @@ class SubprocessImplementation:
     # -- process management ------------------------------------------------------------------------
     def _start(self) -> subprocess.Popen:
         if self._broken is not None:
-            raise ImplementationError(self._broken)
+            raise ImplementationSpecError(self._broken)
         if self._proc is not None:
             return self._proc
         try:
@@ -231,8 +231,9 @@ class SubprocessImplementation:
                 text=True, encoding="utf-8", bufsize=1,
             )
         except OSError as e:
+            # the spec names no program that runs (missing, not executable): usage (2), like a missing module
             self._broken = f"exec:{self.command}: cannot start the implementation: {e.strerror or e}"
-            raise ImplementationError(self._broken) from None
+            raise ImplementationSpecError(self._broken) from None
         self._proc = proc
         threading.Thread(target=self._pump_stdout, args=(proc,), daemon=True).start()
         self._stderr_thread = threading.Thread(target=self._pump_stderr, args=(proc,), daemon=True)
@@ -469,7 +470,8 @@ def default_timeout() -> float:
 
 
 def load_implementation(spec: str, *, timeout: float | None = None) -> Implementation:
-    """Load an implementation from its spec: "exec:COMMAND", "module:Class" or "path/to/file.py:Class".
+    """Load an implementation from its spec: "exec:COMMAND", "module:Class", "path/to/file.py:Class"
+    ("kafka" is resolved one layer up, by differential.load_any, since the Kafka adapter builds on this module).
 
     A class is instantiated with no arguments and must have reset, apply and close.
     `timeout` (exec: only; default $KREASSIGN_IMPL_TIMEOUT or 10 s) bounds each reply.

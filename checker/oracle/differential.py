@@ -32,6 +32,7 @@ from kreassign.checker.oracle.adapters import (
     load_implementation,
     response_to_json,
 )
+from kreassign.checker.oracle import kafka as _kafka
 from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.registry import REASSIGNMENT, model_kind
 from kreassign.checker.models.reassign import ReassignmentModel, normalize_epochs
@@ -44,6 +45,13 @@ MATCH_PROPERTY = "implementation_matches_reference"
 
 class ReplayImplementationError(TraceError, ImplementationError):
     """The implementation failed during a replay (both a TraceError for the CLI and an ImplementationError)."""
+
+
+def load_any(spec: str) -> Implementation:
+    """Any implementation spec, "kafka" / "kafka[...]" (Kafka's own KRaft controller, docs/kafka.md) included."""
+    if _kafka.is_kafka_spec(spec):
+        return _kafka.load(spec)
+    return load_implementation(spec)
 
 
 def compare_step(ref_state: ClusterState, ref_response: Any, impl_state: ClusterState, impl_response: Any) -> list[str]:
@@ -176,7 +184,7 @@ def differential_factory(spec: str):
             raise ValueError(f"--impl checks reassignment profiles only; {profile!r} is a quota model "
                              "(pass --profile kraft, or another reassignment profile)")
         if "impl" not in holder:
-            holder["impl"] = load_implementation(spec)
+            holder["impl"] = load_any(spec)
         if bounds is not None and not isinstance(bounds, Bounds):
             bounds = bounds_from_mapping(dict(bounds))
         return DifferentialModel(profile, bounds, holder["impl"], spec)
@@ -211,7 +219,7 @@ def replay_against_impl(trace: Trace, spec: str | Implementation) -> ReplayResul
     except ValueError as e:
         raise TraceError(f"bounds: {e}") from None
     try:
-        impl = load_implementation(spec) if isinstance(spec, str) else spec
+        impl = load_any(spec) if isinstance(spec, str) else spec
     except ImplementationError as e:
         raise ReplayImplementationError(str(e)) from None
     name = spec if isinstance(spec, str) else type(spec).__name__

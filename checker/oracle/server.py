@@ -621,15 +621,36 @@ def violated_properties(profile: Profile, state: ClusterState, action: Any, afte
     return out
 
 
-@op("check", "profile?, state, action, observed_state, observed_response?, ghosts?",
+def _observe_impl(p: Params, state: ClusterState, action: Any) -> tuple[Profile, ClusterState, Any]:
+    """The check op's "impl": run the step on Kafka (the reference at Kafka's metadata.version)."""
+    from kreassign.checker.oracle.kafka import is_kafka_spec, parse_spec
+    from kreassign.checker.oracle.kafka.lockstep import observe, reference_profile
+
+    spec = p.str("impl")
+    if not is_kafka_spec(spec):
+        raise OracleError(INVALID_FIELD, "impl: only 'kafka' or 'kafka[metadata.version=V]' (other implementations: "
+                                         "kreassign check --impl)")
+    try:
+        options = parse_spec(spec)
+        observed, response = observe(spec, state, action)
+    except Exception as e:  # noqa: BLE001 - Java missing, Kafka refused the action: one error reply, the session goes on
+        raise OracleError(INTERNAL_ERROR if not isinstance(e, ValueError) else INVALID_FIELD,
+                          f"impl: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    return reference_profile(options.metadata_version, (), options.zk_migration), observed, response
+
+
+@op("check", "profile?, state, action, observed_state | impl, observed_response?, ghosts?",
     "judge an observed step: verdict, field-level diff, violated properties")
 def op_check(p: Params) -> Any:
     profile = p.profile()
     state = p.state(profile)
     action = p.action()
-    observed = p.state(profile, "observed_state")
-    observed_response = None
-    if "observed_response" in p.req:
+    if "impl" in p.req:  # {"impl": "kafka"}: observe the step on Kafka's KRaft controller (docs/kafka.md)
+        profile, observed, observed_response = _observe_impl(p, state, action)
+    else:
+        observed = p.state(profile, "observed_state")
+        observed_response = None
+    if "observed_response" in p.req and "impl" not in p.req:
         try:
             observed_response = decode_response(p.raw("observed_response"), action, "observed_response")
         except DecodeError as e:

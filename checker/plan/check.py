@@ -17,13 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kreassign.spec import actions as A
-from kreassign.spec.codec import to_json
-from kreassign.spec.known_violations import known_violation
-from kreassign.spec.properties import EVENTUALLY, SOMETIMES
-from kreassign.spec.state import NO_LEADER
-
-from kreassign.checker.check.run import find_violations
+from kreassign.checker.check.run import explore_classified
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.reassign import REASSIGNS, TOPIC, in_flight
 from kreassign.checker.plan.model import (
@@ -33,19 +27,28 @@ from kreassign.checker.plan.model import (
     PlanPartitionModel,
     leaderless,
     shape_bounds,
-    under_min_isr,
     unclean_needed,
+    under_min_isr,
 )
 from kreassign.checker.plan.shapes import Shape
 from kreassign.checker.traces.format import trace_from_path
+from kreassign.spec import actions as A
+from kreassign.spec.codec import to_json
+from kreassign.spec.findings import findings_for, trace_file
+from kreassign.spec.properties import EVENTUALLY, SOMETIMES
+from kreassign.spec.state import NO_LEADER
 
 RISK = "risk"
 NOTE = "note"
+#: violations that cost the operator no availability or data, only a step to undo (the replica order
+#: after a cancel: a PREFERRED election or the rollback JSON restores it); every other one is a risk,
+#: whether the profile declares it as a known finding or not
+NOTE_PROPERTIES = frozenset({"cancel_restores_original_order"})
 
 
 @dataclass(frozen=True)
 class PlanOptions:
-    profile: str = "kraft"
+    profile: Any = "kraft"  # a profile name, or a Profile object (a deliberately broken one in tests)
     failures: int = 1
     failovers: int = 0
     cancel: bool = True
@@ -61,7 +64,8 @@ class Finding:
     property: str
     description: str
     trace: dict[str, Any] | None = None  # kreassign trace JSON (shape ids, topic "t")
-    known: str | None = None  # the curated counterexample when the profile declares it
+    known: str | None = None  # the curated counterexample when the profile declares this finding
+    finding: str | None = None  # the declared finding's name (spec/findings.py), None if unexpected
     failure_sets: list[tuple[int, ...]] = field(default_factory=list)  # minimal sets of failed brokers
     existing: list[tuple[int, ...]] = field(default_factory=list)  # sets that do it without the move too
 
@@ -197,17 +201,23 @@ def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
     bounds = shape_bounds(shape, failures=options.failures, failovers=options.failovers,
                           cancel=options.cancel, overrides=options.overrides)
     model = PlanPartitionModel(options.profile, bounds, shape)
-    result, found = find_violations(model, keep_graph=options.liveness)
+    name = options.profile if isinstance(options.profile, str) else options.profile.name
+    result, classified = explore_classified(model, name, keep_graph=options.liveness)
     findings = []
+    declared = {(f.property, f.name): f for f in findings_for(name)}
     for prop in model.properties():
-        if prop.kind == SOMETIMES or prop.name not in found:
+        c = classified.get(prop.name)
+        if prop.kind == SOMETIMES or c is None:
             continue
-        path, loop = found[prop.name]
-        promised = options.profile in prop.promised_by
-        trace = trace_from_path(model, "reassignment", prop.name, prop.kind, path, loop_start=loop,
-                                description=prop.description).to_json()
-        findings.append(Finding(RISK if promised else NOTE, prop.name, prop.description, trace,
-                                known=known_violation(options.profile, prop.name)))
+        severity = NOTE if prop.name in NOTE_PROPERTIES else RISK
+        found = ([(None, c.unexpected)] if c.unexpected is not None else []) + list(c.findings.items())
+        for name, (path, loop) in found:
+            trace = trace_from_path(model, "reassignment", prop.name, prop.kind, path, loop_start=loop,
+                                    description=prop.description).to_json()
+            known = declared.get((prop.name, name))
+            findings.append(Finding(severity, prop.name, known.summary if known else prop.description, trace,
+                                    known=trace_file(name, known) if known else None,
+                                    finding=name))
     probe = PlanPartitionModel(options.profile, bounds, shape, lag_free=True, probes=True)
     failure, states, transitions = _failure_findings(probe, options)
     findings += failure
@@ -241,5 +251,16 @@ def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = N
     return out
 
 
-__all__ = ["NOTE", "RISK", "Finding", "Phase", "PlanOptions", "ShapeResult", "check_shape", "check_shapes",
-           "happy_path", "to_json", "NO_LEADER"]
+__all__ = [
+    "NOTE",
+    "NO_LEADER",
+    "RISK",
+    "Finding",
+    "Phase",
+    "PlanOptions",
+    "ShapeResult",
+    "check_shape",
+    "check_shapes",
+    "happy_path",
+    "to_json",
+]

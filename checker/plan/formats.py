@@ -17,12 +17,13 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from kreassign.errors import UsageError
 from kreassign.reference.reassign_json import (
     ReassignJsonError,
     ReassignmentPlanJson,
     parse_reassignment_json,
 )
+
+from kreassign.errors import UsageError
 
 PLAN = "a reassignment plan JSON (kafka-reassign-partitions.sh --generate's proposed configuration)"
 CURRENT = "Kafka's current-assignment JSON (what kafka-reassign-partitions.sh --execute prints for rollback)"
@@ -44,11 +45,11 @@ class PlanInputError(UsageError):
 def guess_format(text: str) -> str | None:
     """What a file looks like, for error messages that say which format the user handed over."""
     s = text.lstrip("\ufeff \t\r\n")
-    if s.startswith("Topic:") or re.search(r"^\s*Topic:\s*\S+\s+Partition:", text, re.M):
+    if s.startswith("Topic:") or re.search(r"^\s*Topic:\s*\S+\s+Partition:", text, re.MULTILINE):
         return DESCRIBE
     if s.startswith(_CURRENT_HEADER):
         return "the whole message kafka-reassign-partitions.sh --execute prints"
-    if s.startswith("[bounds]") or s.startswith("[profiles]"):
+    if re.search(r"^\[(bounds|profiles)\]", text, re.MULTILINE):
         return "a kreassign bounds TOML file"
     if re.match(r"^\[\d{4}-\d\d-\d\d", s):
         return "a Kafka log file"
@@ -71,7 +72,8 @@ def guess_format(text: str) -> str | None:
 
 def _wrong(file: str, expected: str, text: str, problem: str) -> PlanInputError:
     looks = guess_format(text)
-    hint = f" (expected {expected}; this looks like {looks})" if looks and looks != "a reassignment JSON" else ""
+    same = looks == "a reassignment JSON" and expected in (PLAN, CURRENT)
+    hint = f" (expected {expected}; this looks like {looks})" if looks and not same else ""
     return PlanInputError(file, "", problem + hint)
 
 
@@ -113,7 +115,7 @@ def extract_current_json(text: str) -> tuple[str, int]:
     start = next(i for i, line in enumerate(lines) if _CURRENT_HEADER in line)
     for i in range(start + 1, len(lines)):
         s = lines[i].strip()
-        if s.startswith(_ROLLBACK_FOOTER) or s.startswith(_PROPOSED_HEADER):
+        if s.startswith((_ROLLBACK_FOOTER, _PROPOSED_HEADER)):
             break
         if s.startswith("{"):
             return s, i

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-
-from kreassign.spec import actions as A
-from kreassign.spec.properties import Property
-from kreassign.spec.reassign_properties import ModelState
-from kreassign.spec.state import NO_LEADER, Broker
+from typing import Any
 
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.models.reassign import TOPIC, ReassignmentModel
 from kreassign.checker.plan.shapes import Shape
+from kreassign.spec import actions as A
+from kreassign.spec.properties import Property
+from kreassign.spec.reassign_properties import ModelState
+from kreassign.spec.state import NO_LEADER, Broker
 
 LEADERLESS = "partition_has_leader"
 UNDER_MIN_ISR = "isr_meets_min_insync_replicas"
@@ -73,7 +73,7 @@ def shape_bounds(shape: Shape, *, failures: int, failovers: int, cancel: bool, o
 class PlanPartitionModel(ReassignmentModel):
     """ReassignmentModel from the partition's real starting state (ISR, leader, down brokers)."""
 
-    def __init__(self, profile_name: str, bounds: Bounds, shape: Shape, *, lag_free: bool = False,
+    def __init__(self, profile_name: Any, bounds: Bounds, shape: Shape, *, lag_free: bool = False,
                  probes: bool = False):
         super().__init__(profile_name, bounds)
         self.shape, self.lag_free, self.probes = shape, lag_free, probes

@@ -11,13 +11,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kreassign.reference.reassign_json import ReassignJsonError, ReassignmentEntry, ReassignmentPlanJson
-from kreassign.spec.state import NO_LEADER
-
+from kreassign.checker.models.symmetry import SYMMETRIC_PROFILES
 from kreassign.checker.plan.check import NOTE, RISK, PlanOptions, ShapeResult, check_shapes
 from kreassign.checker.plan.formats import Describe, PlanInputError
 from kreassign.checker.plan.kafka_json import format_as_kafka, rollback_entries
 from kreassign.checker.plan.shapes import PartitionMove, shape_of
+from kreassign.reference.reassign_json import ReassignJsonError, ReassignmentEntry, ReassignmentPlanJson
+from kreassign.spec.state import NO_LEADER
 
 SPARE = "a broker outside the move"
 
@@ -72,15 +72,30 @@ class PlanResult:
     rollback: str | None
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> display trace JSON + mapping
 
+    def grouped(self, severity: str) -> list[tuple[list[str], str, str | None]]:
+        """(partitions, summary, first trace id) per distinct finding: 200 partitions of one shape make one line."""
+        groups: dict[str, tuple[list[str], str, str | None]] = {}
+        for p in self.partitions:
+            for f in p["findings"]:
+                if f["severity"] == severity:
+                    groups.setdefault(f["summary"], ([], f["summary"], f["trace"]))[0].append(p["partition"])
+        return list(groups.values())
+
+    @staticmethod
+    def _lines(groups) -> list[str]:
+        out = []
+        for parts, summary, _ in groups:
+            names = ", ".join(parts[:6]) + (f" and {len(parts) - 6} more" if len(parts) > 6 else "")
+            out.append(f"{names}: {summary}")
+        return out
+
     @property
     def risks(self) -> list[str]:
-        return [f"{p['partition']}: {f['summary']}" for p in self.partitions for f in p["findings"]
-                if f["severity"] == RISK]
+        return self._lines(self.grouped(RISK))
 
     @property
     def notes(self) -> list[str]:
-        return [f"{p['partition']}: {f['summary']}" for p in self.partitions for f in p["findings"]
-                if f["severity"] == NOTE]
+        return self._lines(self.grouped(NOTE))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,9 +148,10 @@ def _summary(f, back: dict[int, int], move: PartitionMove) -> str:
         if new:
             return f"{_WHAT[f.property]} during the move if brokers {' or '.join(map(fmt, new))} fail (not so before the move)"
         return f"{_WHAT[f.property]} if brokers {' or '.join(map(fmt, f.failure_sets))} fail (before the move too)"
+    if f.finding:  # a finding the profile declares: its own one-sentence summary
+        return f"{' '.join(f.description.split())} [{f.property}: known finding {f.finding}]"
     text = _SHORT.get(f.property) or " ".join(f.description.split())
-    known = f" (a known finding of this profile: {f.known})" if f.known else ""
-    return f"{text} [{f.property}]{known}"
+    return f"{text} [{f.property}]"
 
 
 def _finding_json(f, back, move: PartitionMove, trace_id: str) -> dict[str, Any]:
@@ -144,6 +160,7 @@ def _finding_json(f, back, move: PartitionMove, trace_id: str) -> dict[str, Any]
         "property": f.property,
         "summary": _summary(f, back, move),
         "known": f.known,
+        "finding": f.finding,
         "failure_sets": [_ids(s, back) for s in f.failure_sets],
         "existing_failure_sets": [_ids(s, back) for s in f.existing],
         "trace": trace_id,
@@ -170,7 +187,7 @@ def partition_json(move: PartitionMove, r: ShapeResult, back: dict[int, int],
     phases = _phases_json(r, back)
     findings = []
     for k, f in enumerate(r.findings):
-        trace_id = f"{move.name}__{f.property}"
+        trace_id = f"{move.name}__{f.property}" + (f"__{f.finding}" if f.finding else "")
         if f.trace is not None:
             traces[trace_id] = {"trace": f.trace, "brokers": {s: b for s, b in back.items() if b >= 0},
                                 "labels": {"t-0": move.name}}
@@ -207,8 +224,11 @@ def run_plan(plan: ReassignmentPlanJson, moves: list[PartitionMove], options: Pl
              current: ReassignmentPlanJson | None, current_file: str | None, *, jobs: int | None = None,
              progress=None) -> PlanResult:
     started = time.perf_counter()
-    shaped = [(m, *shape_of(m)) for m in moves]
-    distinct = list(dict.fromkeys(s for _, s, _ in shaped))
+    name = options.profile if isinstance(options.profile, str) else options.profile.name
+    any_order = name in SYMMETRIC_PROFILES
+    shaped = [(m, *shape_of(m, spare=1 if options.overrides else 0, any_order=any_order)) for m in moves]
+    # largest first (brokers involved, then replicas), so that parallel workers finish together
+    distinct = sorted(dict.fromkeys(s for _, s, _ in shaped), key=lambda s: (-s.brokers, -len(s.current)))
     results = check_shapes(distinct, options, jobs=jobs, progress=progress)
     traces: dict[str, dict[str, Any]] = {}
     parts = [partition_json(m, results[s], back, traces) for m, s, back in shaped]
@@ -223,7 +243,7 @@ def run_plan(plan: ReassignmentPlanJson, moves: list[PartitionMove], options: Pl
             raise PlanInputError(current_file or "", e.path, e.problem) from None
     else:
         rollback = format_as_kafka(ReassignmentPlanJson(tuple(_entry(m) for m in moves)))
-    return PlanResult(options.profile, options, parts, len(distinct), sum(r.states for r in results.values()),
+    return PlanResult(name, options, parts, len(distinct), sum(r.states for r in results.values()),
                       time.perf_counter() - started, rollback, traces)
 
 

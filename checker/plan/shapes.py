@@ -4,8 +4,9 @@ Partitions with the same shape get the same verdict, so a plan of hundreds of
 partitions costs one check per shape. The renaming keeps the order of broker ids
 because some profiles compare ids (KRaft sorts adding and removing replicas by id,
 checker/models/symmetry.py): an order-preserving renaming commutes with every
-profile's rules, any renaming would not. One spare broker (k+1, outside the move)
-is added so that overrides have somewhere else to go.
+profile's rules, any renaming would not. With overrides, one spare broker (k+1,
+outside the move) is added so that an override has somewhere else to go; without
+them a spare could only fail, which changes nothing for this partition, so it is left out.
 """
 
 from __future__ import annotations
@@ -53,12 +54,22 @@ class PartitionMove:
         return f"{self.topic}-{self.partition}"
 
 
-def shape_of(move: PartitionMove, spare: int = 1) -> tuple[Shape, dict[int, int]]:
-    """The shape and the map shape id -> real id (the spare maps to itself as -1..-spare)."""
+def shape_of(move: PartitionMove, spare: int = 0, any_order: bool = False) -> tuple[Shape, dict[int, int]]:
+    """The shape and the map shape id -> real id (spares map to -1, -2, ...).
+
+    `any_order`: for profiles whose rules never compare ids (checker/models/symmetry.py's
+    SYMMETRIC_PROFILES) any renaming is sound, and naming brokers by first appearance in
+    current, target, ISR, leader, down is a canonical form: two moves get the same shape iff a
+    renaming maps one onto the other.
+    """
     involved = set(move.current) | set(move.target) | set(move.isr) | set(move.down)
     if move.leader != NO_LEADER:
         involved.add(move.leader)
-    order = sorted(involved)
+    if any_order:
+        seq = [*move.current, *move.target, *move.isr, move.leader, *sorted(move.down)]
+        order = list(dict.fromkeys(b for b in seq if b in involved))
+    else:
+        order = sorted(involved)
     to_shape = {b: k for k, b in enumerate(order, 1)}
     back = {k: b for b, k in to_shape.items()}
     for s in range(spare):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tabulate import tabulate
-
 from kreassign.checker.plan.check import NOTE, RISK
 from kreassign.checker.plan.run import PlanResult
+from tabulate import tabulate
 
 #: what the operator can do about each kind of finding
 ADVICE = {
@@ -25,6 +24,14 @@ ADVICE = {
     "do not cancel or re-submit while it moves; if it happens, elect a leader (kafka-leader-election.sh)",
     "reassignment_can_finish": "the move can get stuck: watch kafka-reassign-partitions.sh --verify and "
     "be ready to cancel",
+    "adding_removing_disjoint": "do not re-submit (override) a running reassignment: let it finish or roll "
+    "it back with the rollback JSON, then submit the new plan",
+    "replication_factor_bounded": "an override keeps an earlier target's replica until the end: expect the "
+    "extra replication load, or avoid overriding",
+    "replication_factor_restored": "after a cancel the replica count differs from the original: execute the "
+    "rollback JSON to restore it",
+    "isr_in_replicas": "the ISR can name a broker that is no longer a replica: avoid cancelling while a "
+    "replica is down",
 }
 
 
@@ -59,15 +66,16 @@ def phase_table(p: dict[str, Any]) -> str:
 
 def render(result: PlanResult, plan_file: str, phases: bool) -> str:
     o = result.options
-    out = [f"{plan_file}: {len(result.partitions)} partitions, {result.shapes} distinct shapes checked "
-           f"({result.states:,} states, {result.seconds:.1f} s); profile {result.profile}, failures {o.failures}, "
-           f"failovers {o.failovers}, cancel {'on' if o.cancel else 'off'}, overrides {o.overrides}", "",
-           summary_table(result)]
+    head = (f"{plan_file}: {len(result.partitions)} partitions, {result.shapes} distinct shapes checked "
+            f"({result.states:,} states, {result.seconds:.1f} s); profile {result.profile}, failures {o.failures}, "
+            f"failovers {o.failovers}, cancel {'on' if o.cancel else 'off'}, overrides {o.overrides}")
+    out = [head, "", summary_table(result)]
     if phases:
         for p in result.partitions:
-            out += ["", f"{p['partition']}: {_ids(p['current'])} -> {_ids(p['target'])}, min.insync.replicas "
-                    f"{p['min_isr']}, gains load: {_ids(p['gaining']) if p['gaining'] else 'none'}, "
-                    f"preferred leader after: {p['preferred_after']}", phase_table(p)]
+            title = (f"{p['partition']}: {_ids(p['current'])} -> {_ids(p['target'])}, min.insync.replicas "
+                     f"{p['min_isr']}, gains load: {_ids(p['gaining']) if p['gaining'] else 'none'}, "
+                     f"preferred leader after: {p['preferred_after']}")
+            out += ["", title, phase_table(p)]
     out.append("")
     if result.risks:
         out.append(f"Risks ({len(result.risks)}):")

@@ -9,15 +9,16 @@ the zk controller's pending step and znode, and the responses with their error c
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import Any
 
-from kreassign._version import __version__
-
 from kreassign.checker.plan.run import PlanResult
 from kreassign.checker.report.svg import timeline_svg
-from kreassign.checker.traces.format import Trace, trace_from_json
+from kreassign.checker.traces.format import Trace, TraceError, read_trace, trace_from_json
 from kreassign.checker.traces.render import COLUMNS, LEGEND, original_replicas, step_views
+
+from kreassign._version import __version__
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1d2330;max-width:1400px}
@@ -25,7 +26,8 @@ h1{font-size:22px;margin:0 0 8px} h2{font-size:18px;margin:28px 0 8px;border-bot
 h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0 12px}
 th,td{border:1px solid #d8dde6;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#f1f3f7} td.mono,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+th{background:#f1f3f7} td.mono{white-space:nowrap} td.zk{font-family:ui-monospace,monospace;font-size:12px;min-width:260px}
+td.mono,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px;white-space:pre-wrap;word-break:break-all}
 .verdict{display:inline-block;padding:6px 12px;border-radius:6px;font-weight:600;margin:6px 0}
 .verdict.ok{background:#dff3e4;color:#1b5e2b} .verdict.risk{background:#fde2e1;color:#8a1c17}
@@ -36,7 +38,7 @@ td.error{color:#c92a2a;font-weight:600} .down{stroke:#555;stroke-width:2.5}
 .meta{color:#5a6270;font-size:13px} .legend{font-size:12px;color:#5a6270}
 svg.timeline{background:#fbfcfd;border:1px solid #d8dde6;margin:6px 0}
 svg .axis{font-size:11px;fill:#5a6270;font-family:ui-monospace,monospace}
-svg .isr{fill:#40a060} svg .replica{fill:#cfe8d5} svg .adding{stroke:#1c64d6;stroke-width:2.5}
+svg .isr{fill:#40a060} svg .replica{fill:#cfe8d5} svg .stray{fill:#e03131} svg .adding{stroke:#1c64d6;stroke-width:2.5}
 svg .removing{stroke:#e8590c;stroke-width:2.5;stroke-dasharray:4 2} svg .leader{fill:#1d2330}
 svg .violating-step{fill:none;stroke:#c92a2a;stroke-width:2}
 span.sev-risk{color:#8a1c17;font-weight:600} span.sev-note{color:#6b4e00;font-weight:600}
@@ -85,7 +87,7 @@ def trace_section(trace: Trace, anchor: str, title: str, brokers: dict[int, int]
                                                  ("violating", c in r.violating)) if on)
                 cells.append(f'<td class="{klass}" data-col="{c}">{escape(_ids(r.cells[c]))}</td>')
             if zk:
-                cells.append(f'<td class="mono">{escape(v.zk) if n == 0 else ""}</td>')
+                cells.append(f'<td class="zk">{escape(v.zk) if n == 0 else ""}</td>')
             errors = "; ".join(v.errors) if n == 0 else ""
             cells.append(f'<td class="{"error" if errors else ""}">{escape(errors)}</td>')
             out.append(f'<tr{cls} data-step="{v.index}">' + "".join(cells) + "</tr>")
@@ -103,20 +105,21 @@ def trace_section(trace: Trace, anchor: str, title: str, brokers: dict[int, int]
 def plan_report(result: PlanResult, plan_file: str) -> str:
     risky = bool(result.risks)
     o = result.options
-    body = [f"<h1>kreassign plan: {escape(plan_file)}</h1>",
-            f'<div class="verdict {"risk" if risky else "ok"}" id="verdict">'
-            f'{"RISK: " + str(len(result.risks)) + " risk(s) found" if risky else "No risk found"} '
-            f"for {len(result.partitions)} partition(s)</div>",
-            f'<p class="meta">profile {escape(result.profile)} · failures {o.failures} · failovers {o.failovers} · '
+    verdict = (f'<div class="verdict {"risk" if risky else "ok"}" id="verdict">'
+               f'{"RISK: " + str(len(result.risks)) + " risk(s) found" if risky else "No risk found"} '
+               f"for {len(result.partitions)} partition(s)</div>")
+    meta = (f'<p class="meta">profile {escape(result.profile)} · failures {o.failures} · failovers {o.failovers} · '
             f"cancel {'on' if o.cancel else 'off'} · overrides {o.overrides} · {result.shapes} distinct shape(s) · "
-            f"{result.states:,} states · {result.seconds:.1f} s · kreassign {escape(__version__)}</p>"]
+            f"{result.states:,} states · {result.seconds:.1f} s · kreassign {escape(__version__)}</p>")
+    body = [f"<h1>kreassign plan: {escape(plan_file)}</h1>", verdict, meta]
     if result.risks or result.notes:
-        body.append("<h2>Risks and notes</h2><ul>")
-        for p in result.partitions:
-            for f in p["findings"]:
-                link = f' (<a href="#{escape(f["trace"])}">steps</a>)' if f["trace"] else ""
-                body.append(f'<li><span class="sev-{f["severity"]}">{f["severity"]}</span> '
-                            f'{escape(p["partition"])}: {escape(f["summary"])}{link}</li>')
+        body.append('<h2>Risks and notes</h2><ul class="findings">')
+        for severity in ("risk", "note"):
+            for parts, summary, trace in result.grouped(severity):
+                link = f' (<a href="#{escape(trace)}">steps</a>)' if trace else ""
+                names = ", ".join(parts[:8]) + (f" and {len(parts) - 8} more" if len(parts) > 8 else "")
+                body.append(f'<li class="{severity}"><span class="sev-{severity}">{severity}</span> '
+                            f'{escape(names)}: {escape(summary)}{link}</li>')
         body.append("</ul>")
     body.append('<h2>Partitions</h2><table class="partitions"><thead><tr><th>partition</th><th>current</th>'
                 "<th>target</th><th>RF (peak)</th><th>gains</th><th>leader now → after</th><th>min ISR</th>"
@@ -146,7 +149,8 @@ def plan_report(result: PlanResult, plan_file: str) -> str:
         body.append(f"<p>… and {len(result.partitions) - 50} more partitions (see --json).</p>")
     if result.traces:
         body.append("<h2>Counterexamples, step by step</h2>")
-        for name, t in list(result.traces.items())[:40]:
+        shown = {trace for sev in ("risk", "note") for _, _, trace in result.grouped(sev)}
+        for name, t in [(n, t) for n, t in result.traces.items() if n in shown][:40]:
             trace = trace_from_json(t["trace"])
             body.append(trace_section(trace, name, name.replace("__", ": "), t["brokers"], t["labels"]))
     return page(f"kreassign plan {plan_file}", body)
@@ -178,3 +182,18 @@ def traces_report(traces: list[tuple[str, Trace]], title: str = "kreassign repor
                     f'<section class="trace" id="{escape(name)}"><h3>{escape(trace.profile)}: '
                     f"{escape(trace.property)}</h3><pre>{escape(trace.summary)}</pre></section>")
     return page(title, body)
+
+
+def check_report(results: list[Any]) -> str:
+    """`kreassign check --html`: the properties × profiles verdicts and every counterexample file found
+    (unexpected violations from --out, known ones from counterexamples/ when it is at hand)."""
+    verdicts, traces = [], []
+    for r in results:
+        for name, v in r.properties.items():
+            verdicts.append((r.profile, name, v.status))
+            if v.counterexample and os.path.exists(v.counterexample):
+                try:
+                    traces.append((f"{r.profile}__{name}", read_trace(v.counterexample)))
+                except TraceError:
+                    continue
+    return traces_report(traces, "kreassign check", verdicts)

@@ -1,6 +1,7 @@
 """The timeline picture: one lane per broker, one column per step, as inline SVG (no scripts, no fonts to fetch).
 
-A filled box is an in-sync replica, a pale box a replica out of the ISR; a blue border
+A filled box is an in-sync replica, a pale box a replica out of the ISR, a red box an ISR
+member that is no longer a replica; a blue border
 marks a replica being added, an orange one a replica being removed; the dot is the
 leader; a grey cross a broker that is down. The violating step's column is outlined red.
 """
@@ -11,7 +12,7 @@ from html import escape
 
 from kreassign.checker.traces.render import StepView
 
-CELL_W, CELL_H, LEFT, TOP = 34, 22, 64, 26
+CELL_W, CELL_H, LEFT, TOP = 34, 22, 74, 40
 
 
 def timeline_svg(views: list[StepView], partition: str) -> str:
@@ -22,14 +23,14 @@ def timeline_svg(views: list[StepView], partition: str) -> str:
                 brokers |= set(r.cells["replicas"]) | set(r.cells["isr"])
         brokers |= {b for b in v.down if isinstance(b, int)}
     lanes = sorted(brokers)
-    width = LEFT + CELL_W * len(views) + 10
+    width = max(LEFT + CELL_W * len(views) + 10, 560)  # room for the legend
     height = TOP + CELL_H * len(lanes) + 30
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="replicas and leader of {escape(partition)} per step">']
-    out.append(f'<text x="4" y="14" class="axis">broker \\ step</text>')
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="replicas and leader of {escape(partition)} per step">')]
+    out.append(f'<text x="4" y="{TOP - 8}" class="axis">step</text>')
     for k, b in enumerate(lanes):
         y = TOP + k * CELL_H
-        out.append(f'<text x="4" y="{y + 15}" class="axis">{b}</text>')
+        out.append(f'<text x="4" y="{y + 15}" class="axis">broker {b}</text>')
     for s, v in enumerate(views):
         x = LEFT + s * CELL_W
         out.append(f'<text x="{x + 10}" y="{TOP - 8}" class="axis">{v.index}</text>')
@@ -42,6 +43,8 @@ def timeline_svg(views: list[StepView], partition: str) -> str:
             cls = []
             if b in c["replicas"]:
                 cls.append("isr" if b in c["isr"] else "replica")
+            elif b in c["isr"]:  # in the ISR but no longer a replica: isr_in_replicas broken
+                cls.append("stray")
             if b in c["adding"]:
                 cls.append("adding")
             if b in c["removing"]:
@@ -59,7 +62,8 @@ def timeline_svg(views: list[StepView], partition: str) -> str:
             out.append(f'<rect x="{x + 1}" y="{TOP - 2}" width="{CELL_W - 2}" height="{CELL_H * len(lanes) + 4}" '
                        f'class="violating-step"/>')
     y = TOP + CELL_H * len(lanes) + 18
-    legend = [("isr", "in ISR"), ("replica", "not in ISR"), ("adding", "adding"), ("removing", "removing")]
+    legend = [("isr", "in ISR"), ("replica", "not in ISR"), ("replica adding", "adding"),
+              ("replica removing", "removing"), ("stray", "ISR, not a replica")]
     x = 4
     for cls, text in legend:
         out.append(f'<rect x="{x}" y="{y - 10}" width="14" height="12" rx="2" class="{cls}"/>'

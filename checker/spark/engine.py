@@ -7,10 +7,11 @@ engine. docs/spark.md explains the design and its costs; in short:
 
 - level-synchronous BFS: the states are hash-partitioned into buckets by identity; one
   Spark job per level runs one task per bucket, which deduplicates the candidates sent to
-  its bucket against its visited set, checks the new states, expands them and sends each
-  successor to the bucket that owns it (one shuffle per level, which carries the visited
-  sets too; every level's output is cached and its lineage cut); the first, small levels
-  run the same task code on the driver, where they cost less than a Spark job;
+  its bucket against its visited runs (cached with the bucket, co-partitioned, never
+  shuffled), checks the new states, expands them and sends each successor to the bucket
+  that owns it (one shuffle per level, of the candidates only); every RDD keeps its lineage,
+  so Spark recomputes what a lost executor held; the first, small levels run the same task
+  code on the driver, where they cost less than a Spark job;
 - states travel as compact bytes (checker/spark/codec.py), never pickled;
 - discovery keys (checker/spark/tasks.py) make the state order of every level exactly the
   embedded engine's: counts, verdicts and counterexamples do not depend on the number of
@@ -22,9 +23,13 @@ engine. docs/spark.md explains the design and its costs; in short:
   a retried task changes nothing; each level can be checkpointed (checkpoint_dir) and an
   interrupted run resumed from its last complete level (resume_dir).
 
-The driver keeps 8 bytes per state (the discovery keys, which are the BFS tree); with
-`keep_graph` it also holds the whole state graph (liveness needs it in one process), like
-the embedded engine.
+- the session honours the user's configuration (explicit master/conf, then spark-submit's
+  and spark-defaults.conf, then kreassign's defaults); every Spark failure is an InfraError
+  (exit 3) naming its Java cause; masters that do not answer or grant nothing fail fast.
+
+The driver keeps 8 bytes per state (the discovery keys, which are the BFS tree). Liveness
+(`liveness=True`, what `spark_explorer` asks for) runs on the executors
+(checker/spark/liveness.py); `keep_graph=True` still brings the whole graph to the driver.
 """
 
 from __future__ import annotations
@@ -42,14 +47,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from kreassign.spec.properties import ALWAYS, SOMETIMES, TRANSITION
+from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 
 from kreassign.checker.spark import checkpoint as ckpt
+from kreassign.checker.spark import liveness as SL
 from kreassign.checker.spark import tasks as T
 from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph, Violation
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.spark.codec import CodecError, check_codec, codec_for
-from kreassign.errors import InfraError
+from kreassign.errors import InfraError, UsageError
 
 DEFAULT_MASTER = "local[*]"  # when neither the caller nor spark-submit / spark-defaults.conf names one
 #: seconds to wait for a first executor on a cluster (spark.kreassign.executorTimeout, --spark-timeout)
@@ -136,6 +142,22 @@ def _start_gateway() -> None:
         raise InfraError(f"Spark: cannot start the JVM ({type(e).__name__}: {first_line(e)})") from None
 
 
+#: settings PySpark's launcher gives every session it starts (as for an interactive shell)
+SHELL_SETTINGS = frozenset({"spark.ui.showConsoleProgress"})
+
+
+def _defaults_file_keys() -> set[str]:
+    """The keys of the user's spark-defaults.conf ($SPARK_CONF_DIR, else $SPARK_HOME/conf)."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    conf_dir = os.environ.get("SPARK_CONF_DIR") or os.path.join(_find_spark_home(), "conf")
+    try:
+        with open(os.path.join(conf_dir, "spark-defaults.conf")) as f:
+            return {line.split()[0] for line in f if line.strip() and not line.lstrip().startswith("#")}
+    except OSError:
+        return set()
+
+
 def resolve_conf(master: str | None = None, conf: dict[str, str] | None = None,
                  partitions: int | None = None) -> tuple[str, dict[str, str]]:
     """(master, settings to apply) in Spark's own order of precedence: what the caller passes
@@ -144,11 +166,18 @@ def resolve_conf(master: str | None = None, conf: dict[str, str] | None = None,
     Starts the JVM (that is where spark-submit's and spark-defaults' settings live)."""
     from pyspark import SparkConf
 
+    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # (set by spark-submit, not by PySpark's launcher)
     _start_gateway()
     user = SparkConf()  # now loaded from the JVM: spark-submit's arguments and spark-defaults.conf
+
+    def user_set(key: str) -> bool:
+        if key in SHELL_SETTINGS and not submitted:  # PySpark's own launcher sets it (as for a shell)
+            return key in _defaults_file_keys()
+        return user.contains(key)
+
     conf = dict(conf or {})
     master = master or conf.pop("spark.master", None) or user.get("spark.master", None) or DEFAULT_MASTER
-    settings = {k: v for k, v in session_settings(master, partitions).items() if not user.contains(k)}
+    settings = {k: v for k, v in session_settings(master, partitions).items() if not user_set(k)}
     settings.update(conf)
     return master, settings
 
@@ -218,20 +247,19 @@ def wait_for_executors(sc: Any, timeout: float | None = None) -> None:
     """Wait until an executor registers; stop the session and raise InfraError after `timeout` s."""
     limit = executor_timeout(sc, timeout)
     deadline = time.monotonic() + limit
+    conf = sc.getConf()
+    asked = ", ".join(f"{k}={conf.get(k)}" for k in ("spark.executor.cores", "spark.executor.memory",
+                                                     "spark.cores.max", "spark.executor.instances") if conf.contains(k))
+    asked = f" ({asked})" if asked else ""
     while executors(sc) == 0:
         if sc._jsc.sc().isStopped():
-            raise InfraError(f"Spark: the session on {sc.master} stopped before any executor registered "
-                             "(the master rejected the application or became unreachable)")
+            raise InfraError(f"Spark: no executor registered with {sc.master}: the session stopped (the master "
+                             f"rejected the application{asked}, or became unreachable)")
         if time.monotonic() > deadline:
-            conf = sc.getConf()
-            asked = ", ".join(f"{k}={conf.get(k)}" for k in ("spark.executor.cores", "spark.executor.memory",
-                                                             "spark.cores.max", "spark.executor.instances")
-                              if conf.contains(k))
             _quietly(sc.stop)
             raise InfraError(f"Spark: no executor registered with {sc.master} within {limit:g} s: the cluster "
-                             f"has no free resources for this application{f' ({asked})' if asked else ''}; "
-                             "free some, ask for less, or wait longer (--spark-timeout, "
-                             "spark.kreassign.executorTimeout)")
+                             f"has no free resources for this application{asked}; free some, ask for less, "
+                             "or wait longer (--spark-timeout, spark.kreassign.executorTimeout)")
         time.sleep(0.2)
 
 
@@ -239,6 +267,17 @@ def cluster_info(sc: Any) -> dict[str, Any]:
     """Where a run ran: the master, the application, the executors registered now."""
     return {"master": sc.master, "app_id": sc.applicationId, "executors_registered": executors(sc),
             "default_parallelism": sc.defaultParallelism}
+
+
+def spark_conf(pairs: list[str]) -> dict[str, str]:
+    """`--conf KEY=VALUE` flags as a dict (UsageError naming the bad one)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {pair!r}: expected KEY=VALUE, e.g. spark.executor.memory=4g")
+        out[key.strip()] = value
+    return out
 
 
 def spark_context(master: str | None = None, conf: dict[str, str] | None = None,
@@ -270,8 +309,15 @@ def spark_explorer(master: str | None = None, checkpoint_dir: str | None = None,
         sc = spark_context(master, conf, timeout)
         info: dict[str, Any] = {}
         try:
+            # liveness needs no graph on the driver: the engine checks it where the states are,
+            # except fair liveness (spec/fairness.py: strongly connected components), which keeps it
+            live = options.get("keep_graph", False) and not any(
+                p.kind == EVENTUALLY and p.extra.get("fairness") is not None for p in model.properties())
+            if live:
+                options["keep_graph"] = False
             return explore_spark(model, sc=sc, partitions=partitions, checkpoint_dir=checkpoint_dir or resume_dir,
-                                 resume=resume_dir is not None, run_info=info, timeout=timeout, **options)
+                                 resume=resume_dir is not None, run_info=info, timeout=timeout, liveness=live,
+                                 **options)
         finally:
             explorer.runs.append(info)  # type: ignore[attr-defined]
 
@@ -360,6 +406,32 @@ def pickled_recipe(model: Any, codec: Any = None) -> dict[str, Any]:
     return {"kind": "pickle", "data": data}
 
 
+def _by_value(data: Any, model: Any) -> bytes:
+    """Callables for the executors, cloudpickled with the code of modules they cannot import
+    (the model's, and those defining the callables: a test's, a notebook's) by value."""
+    from pyspark import cloudpickle
+
+    names = {getattr(f, "__module__", None) for f in _callables(data)}
+    modules = _local_modules(model) + [sys.modules[n] for n in sorted(n for n in names if n)
+                                       if n != "__main__" and not _installed(n) and n in sys.modules]
+    for m in modules:
+        cloudpickle.register_pickle_by_value(m)
+    try:
+        return cloudpickle.dumps(data)
+    finally:
+        for m in modules:
+            with contextlib.suppress(ValueError):
+                cloudpickle.unregister_pickle_by_value(m)
+
+
+def _callables(data: Any) -> list[Any]:
+    if callable(data):
+        return [data]
+    if isinstance(data, (list, tuple)):
+        return [f for item in data for f in _callables(item)]
+    return []
+
+
 def model_recipe(model: Any, codec: Any = None) -> dict[str, Any]:
     """How executors get the model: rebuilt from its profile + bounds when it is one of ours and
     unmodified (checked by rebuilding it here), otherwise the pickled model itself (with `codec`)."""
@@ -407,8 +479,19 @@ class SparkRun:
     def __init__(self, sc: Any, model: Model, *, partitions: int | None, checkpoint_dir: str | None, resume: bool,
                  max_states: int | None, max_depth: int | None, check_deadlock: bool, stop_on_violation: bool,
                  progress: Callable[[int, int, float], None] | None, keep_graph: bool,
-                 level_log: list[dict[str, Any]] | None = None, warmup: bool = True):
+                 level_log: list[dict[str, Any]] | None = None, warmup: bool = True,
+                 run_info: dict[str, Any] | None = None, timeout: float | None = None, liveness: bool = False):
         self.sc, self.model = sc, model
+        # (a graph on the driver serves liveness there; without `eventually` properties there is none)
+        self.liveness = liveness and not keep_graph and any(p.kind == EVENTUALLY for p in model.properties())
+        self.level_states: list[Any] = []  # with liveness: every Spark level's states, kept cached
+        self.driver_states: list[tuple[int, tuple[str, Any]]] = []  # and those of the levels run on the driver
+        self.live_runs: dict[str, list[Any]] = {}  # eventually property -> cached runs of the states reaching a goal
+        self.all_states: Any = None
+        self.run_info = run_info if run_info is not None else {}
+        self.timeout = timeout
+        self.runs: list[Any] = []  # per level run on Spark, the buckets' visited runs (cached, co-partitioned)
+        self.executors_used: set[str] = set()
         self.warmup = warmup
         self.level_log = level_log
         self._jvm_classes: tuple[Any, ...] | None = None
@@ -474,35 +557,68 @@ class SparkRun:
                            if p.kind == TRANSITION and n not in self.found.edge_violations],
             "check_deadlock": self.check_deadlock and self.found.deadlock is None,
             "keep_graph": self.keep_graph,
-            "keep_states": self.keep_graph or self.run_dir is not None,
+            "keep_states": self.keep_graph or self.liveness or self.run_dir is not None,
             "save_states": self.run_dir is not None,
             **extra,
         }
 
-    def _step(self, rdd: Any, job: dict[str, Any], prev_keys: Any = None) -> _Level:
-        """The level's tasks over `rdd` (records keyed by bucket), output cached, lineage cut.
+    def _spark_level(self, inputs: Any, job: dict[str, Any], prev_keys: Any = None, add_run: bool = True) -> _Level:
+        """One level on Spark, as one job: per bucket, `dedupe_task` over `inputs` (the bucket's
+        visited runs and the candidates sent to it: a partitioner-aware union, no shuffle) gives
+        the level's new states, cached with the bucket; `expand_task` expands them into the next
+        level's candidates (cached, shuffled by the next level). The new states' identities become
+        one more cached run of the bucket's visited set (`self.runs`), computed from the cached
+        states by the next level's job. Lineage is kept (not cut): a lost executor's cached blocks
+        and shuffle files are recomputed by Spark, deterministically (tasks are pure functions)."""
+        from pyspark import StorageLevel
 
-        `localCheckpoint` caches the output (memory and disk) and, once the job ran, forgets how
-        it was computed: the lineage stays one level long."""
         results = self.sc.accumulator({}, T.Results())
-        step = functools.partial(T.step_to_shuffle, job=job, recipe=self.recipe_bc, prev_keys=prev_keys,
-                                 results=results)
-        keyed = rdd.mapPartitionsWithIndex(step)
-        keyed._bypass_serializer = True  # the step writes PySpark's shuffle format itself
-        keyed.localCheckpoint()
-        return _Level(keyed, results, job["level"])
+        dedupe = functools.partial(T.dedupe_task, job=job, recipe=self.recipe_bc, prev_keys=prev_keys, results=results)
+        if inputs.getNumPartitions() != self.buckets:  # a union that is not partitioner-aware: buckets mixed up
+            raise RuntimeError(f"level {job['level']}: {inputs.getNumPartitions()} partitions for {self.buckets} buckets")
+        states = inputs.mapPartitionsWithIndex(dedupe, preservesPartitioning=True)
+        states.persist(StorageLevel.MEMORY_AND_DISK)
+        output = None
+        if job["mode"] != "count":
+            expand = functools.partial(T.expand_task, job=job, recipe=self.recipe_bc, results=results)
+            output = states.mapPartitionsWithIndex(expand)
+            output._bypass_serializer = True  # the task writes PySpark's shuffle format itself
+            output.persist(StorageLevel.MEMORY_AND_DISK)
+            if add_run:
+                run = states.mapPartitionsWithIndex(functools.partial(T.run_task, int64=self.int64),
+                                                    preservesPartitioning=True)
+                run.persist(StorageLevel.MEMORY_AND_DISK)
+                self.runs.append(run)
+        return _Level(job["level"], states, output, results)
 
     def _collect(self, level: _Level) -> list[tuple[str, Any]]:
-        """Run the level's tasks; their findings, from the accumulator, as (tag, value) records."""
-        self.sc.setJobDescription(f"kreassign {getattr(self.model, 'name', 'model')}: BFS level {level.number}")
+        """Run the level's job; its findings, from the accumulator, as (tag, value) records (STATS
+        merges each bucket's dedupe and expand reports)."""
+        what = f"BFS level {level.number} of {getattr(self.model, 'name', 'the model')}"
+        self.sc.setJobDescription(f"kreassign: {what}")
         started = time.perf_counter()
-        _run_job(lambda: level.keyed._jrdd.count())
+        target = level.output if level.output is not None else level.states
+        _run_job(lambda: target._jrdd.count(), self.sc, what, self.timeout)
         job_seconds = time.perf_counter() - started
         found = level.results.value
         level.results.value = {}  # the registry keeps the accumulator: do not keep its data too
-        if len(found) != self.buckets:
-            raise RuntimeError(f"level {level.number}: {len(found)} of {self.buckets} buckets reported (engine bug)")
-        records = [(tag, v) for b in sorted(found) for tag, values in found[b].items() for v in values]
+        per_bucket: dict[int, dict[str, Any]] = {}
+        others: list[tuple[int, str, Any]] = []
+        for (_, bucket, _part), tags in found.items():
+            for tag, values in tags.items():
+                if tag == T.STATS:
+                    for v in values:
+                        per_bucket.setdefault(bucket, {}).update(v)
+                else:
+                    others.extend((bucket, tag, v) for v in values)
+        expanded = level.output is not None
+        if len(per_bucket) != self.buckets or (expanded and any("transitions" not in v for v in per_bucket.values())):
+            raise RuntimeError(f"level {level.number}: {len(per_bucket)} of {self.buckets} buckets reported (engine bug)")
+        for v in per_bucket.values():
+            self.executors_used.update(v.pop("executors", ()))
+        records = [(T.STATS, per_bucket[b]) for b in sorted(per_bucket)]
+        records += [(tag, v) for _, tag, v in sorted(others, key=lambda r: (r[0], r[1]))]
+        level.edges = [v for tag, v in records if tag == T.EDGES]
         self._log_level(level.number, records, job_seconds, spark=True)
         return records
 
@@ -513,6 +629,8 @@ class SparkRun:
             self.level_log.append({
                 "level": number, "where": "spark" if spark else "driver", "new_states": sum(v["new"] for v in stats),
                 "edges": sum(v.get("transitions", 0) for v in stats), "job_seconds": job_seconds,
+                "shuffled_bytes": sum(v.get("shuffled", 0) for v in stats),
+                "visited": self.states + sum(v["new"] for v in stats),
                 "seconds": now - self._level_started})
             self._level_started = now
 
@@ -535,30 +653,50 @@ class SparkRun:
                 records.append((b, (T.LEVEL, (0, T.states_blob(part, self.int64)))))
         return records
 
-    def _shuffled(self, rdd: Any) -> Any:
-        return rdd.partitionBy(self.buckets, T.bucket_of)
-
-    def _next_input(self, level: Any) -> Any:
-        """The shuffle of a level's cached output by bucket, done by the JVM (PySpark's partitionBy
-        without its Python stage: the step already wrote (bucket, pickled batch) pairs); for a level
-        run on the driver, its records, bucket q's in partition q."""
-        if isinstance(level, _DriverLevel):
-            per_bucket = [level.to[b] for b in range(self.buckets)]
-            return self.sc.parallelize(per_bucket, self.buckets).flatMap(_each)
+    def _as_input(self, rdd: Any) -> Any:
+        """The same records read with the context's serializer, so that unions of inputs need no
+        Python re-serialization pass (every input holds pickled batches of records)."""
         from pyspark.rdd import RDD
-        from pyspark.serializers import BatchedSerializer, CPickleSerializer
 
+        return RDD(rdd._jrdd, self.sc, self.sc.serializer)
+
+    def _shuffled(self, rdd: Any) -> Any:
+        """Records (bucket, record) into partition `bucket`, with the engine's partitioner."""
+        return self._as_input(rdd.partitionBy(self.buckets, T.bucket_of))
+
+    def _candidates(self, level: Any) -> Any:
+        """The next level's candidates, partitioned by bucket: a Spark level's cached output shuffled
+        by the JVM (PySpark's partitionBy without its Python stage: the task already wrote (bucket,
+        pickled batch) pairs); for a level run on the driver, its candidates (and, the first time,
+        the buckets' visited runs, which become a cached run RDD)."""
+        if isinstance(level, _DriverLevel):
+            from pyspark import StorageLevel
+
+            runs, cands = [], []
+            for b in range(self.buckets):
+                blobs = [v for _, (tag, v) in level.to[b] if tag == T.RUN]
+                if blobs:
+                    visited = T.IntVisited(blobs) if self.int64 else T.DigestVisited(blobs)
+                    runs.append((b, (T.RUN, visited.merged())))
+                cands.extend(r for r in level.to[b] if r[1][0] == T.CANDIDATES)
+            run = self._shuffled(self.sc.parallelize(runs, self.buckets))
+            run.persist(StorageLevel.MEMORY_AND_DISK)
+            self.runs = [run]
+            return self._shuffled(self.sc.parallelize(cands, self.buckets))
         if self._jvm_classes is None:  # each lookup is a round trip to the JVM
             jvm = self.sc._jvm
             self._jvm_classes = (jvm.PairwiseRDD, jvm.PythonPartitioner, jvm.PythonRDD)
+        from pyspark.rdd import RDD
+
         pairwise, python_partitioner, python_rdd = self._jvm_classes
-        pairs = pairwise(level.keyed._jrdd.rdd()).asJavaPairRDD()
+        pairs = pairwise(level.output._jrdd.rdd()).asJavaPairRDD()
         jrdd = python_rdd.valueOfPair(pairs.partitionBy(python_partitioner(self.buckets, id(T.bucket_of))))
-        return RDD(jrdd, self.sc, BatchedSerializer(CPickleSerializer()))
+        return RDD(jrdd, self.sc, self.sc.serializer)
 
     # -- the search -----------------------------------------------------------------------------------
     def run(self) -> ExploreResult:
         started = self.started = self.last_progress = self._level_started = time.perf_counter()
+        self.run_info.update(cluster_info(self.sc), buckets=self.buckets)
         if not self.inits:
             return self._result(0.0, complete=not self.truncated)
         recipe = model_recipe(self.model, self.codec)
@@ -568,7 +706,8 @@ class SparkRun:
         try:
             complete = self._search()
         finally:
-            _quietly(self.recipe_bc.destroy)
+            self.run_info["executors_used"] = len(self.executors_used)
+            self.run_info["executors_registered"] = executors(self.sc)
         return self._result(time.perf_counter() - started, complete)
 
     def _search(self) -> bool:
@@ -589,13 +728,15 @@ class SparkRun:
                     nxt = self._on_driver(out.to, job, self.level_keys[level].tobytes())
                     results = nxt.results
                 else:
+                    cands = self._candidates(out)
                     keys_bc = self.sc.broadcast(self.level_keys[level].tobytes())
-                    self._broadcasts.append(keys_bc)
-                    nxt = self._step(self._next_input(out), job, keys_bc)
+                    self._broadcasts.append(keys_bc)  # (kept until the end: a recomputation may need it)
+                    nxt = self._spark_level(self.sc.union([*self.runs, cands]), job, keys_bc)
                     self._outputs.append(nxt)
                     results = self._collect(nxt)
-                    keys_bc.unpersist()  # executors need it no more (the driver keeps it: lineage refers to it)
-                out.unpersist()
+                    if self.liveness and job["mode"] != "count":
+                        self.level_states.append(nxt.states)
+                out.unpersist(keep_states=self.liveness)
                 out = nxt
                 level += 1
                 if not more:
@@ -604,12 +745,17 @@ class SparkRun:
                 stop, done = self._absorb(level, results)
                 self._commit(level, out, done)
                 self._report()
-            return done and not (self.truncated or self.dropped)
+            complete = done and not (self.truncated or self.dropped)
+            if complete and self.liveness:
+                self._prepare_liveness()
+            return complete
         finally:
             for cached in self._outputs:
-                cached.unpersist()
-            for b in self._broadcasts:
-                _quietly(b.destroy)
+                cached.unpersist(keep_states=bool(self.live_runs))
+            for run in self.runs:
+                _quietly(run.unpersist)
+            if not self.live_runs:  # (otherwise classify_stuck needs them, and the lineage its broadcasts)
+                self.release_liveness()
 
     def _start(self) -> tuple[int, Any, bool, bool]:
         """Level 0 (the initial states), or the last level of a checkpoint: (level, its output, stop, done)."""
@@ -627,8 +773,10 @@ class SparkRun:
             out = self._on_driver(inputs, job, None)
             results = out.results
         else:
-            out = self._step(self._shuffled(self.sc.parallelize(self._seed_records(), self.buckets)), job)
+            out = self._spark_level(self._shuffled(self.sc.parallelize(self._seed_records(), self.buckets)), job)
             results = self._collect(out)
+            if self.liveness:
+                self.level_states.append(out.states)
         stop, done = self._absorb(0, results)
         self._commit(0, out, done)
         self._report()
@@ -648,9 +796,106 @@ class SparkRun:
                     out.results.append((tag, value))
                 if job["save_states"] and tag in (T.STATES, T.EDGES):
                     out.saved.append((tag, value))
+                if self.liveness and tag == T.STATES and len(value[1][0]):
+                    self.driver_states.append((value[0], (T.LEVEL, (job["level"], value[1]))))
         out.seconds = time.perf_counter() - started
         self._log_level(out.number, out.results, out.seconds)
         return out
+
+    def _prepare_liveness(self) -> None:
+        """For every `eventually` property, the states that reach a goal, by a distributed backward
+        fixpoint (checker/spark/liveness.py), kept cached as runs until `classify_stuck` asks."""
+        from pyspark import StorageLevel
+
+        parts = list(self.level_states)
+        if self.driver_states or not parts:
+            parts.append(self._shuffled(self.sc.parallelize(self.driver_states, self.buckets)))
+        self.all_states = self.sc.union(parts)
+        job = self._job("liveness")
+        edges = self.all_states.mapPartitionsWithIndex(functools.partial(SL.edges_task, job=job, recipe=self.recipe_bc))
+        reverse = self._shuffled(edges).mapPartitionsWithIndex(
+            functools.partial(SL.reverse_task, int64=self.int64), preservesPartitioning=True)
+        reverse.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            for prop in self.properties.values():
+                if prop.kind == EVENTUALLY:
+                    self.live_runs[prop.name] = self._reaching(prop.name, reverse)
+        finally:
+            _quietly(reverse.unpersist)
+
+    def _reaching(self, name: str, reverse: Any) -> list[Any]:
+        """Cached runs of the states from which a goal of `name` is reachable (a BFS backwards from the goals)."""
+        from pyspark import StorageLevel
+
+        job = {**self._job("liveness"), "property": name}
+        cands = self.all_states.mapPartitionsWithIndex(
+            functools.partial(SL.goal_task, job=job, recipe=self.recipe_bc), preservesPartitioning=True)
+        runs: list[Any] = []
+        for step in range(1, 1 << 62):
+            inputs = self.sc.union([*runs, cands])
+            if inputs.getNumPartitions() != self.buckets:
+                raise RuntimeError(f"liveness: {inputs.getNumPartitions()} partitions for {self.buckets} buckets")
+            counts = self.sc.accumulator({}, T.Results())
+            new = inputs.mapPartitionsWithIndex(
+                functools.partial(SL.reach_task, int64=self.int64, results=counts, step=step),
+                preservesPartitioning=True)
+            new.persist(StorageLevel.MEMORY_AND_DISK)
+            runs.append(new)
+            what = f"liveness of {name}, step {step}"
+            self.sc.setJobDescription(f"kreassign: {what}")
+            _run_job(new._jrdd.count, self.sc, what, self.timeout)
+            if not sum(counts.value.values()):
+                return runs
+            cands = self._shuffled(self.sc.union([new, reverse]).mapPartitionsWithIndex(
+                functools.partial(SL.preds_task, int64=self.int64, buckets=self.buckets)))
+        raise AssertionError("unreachable")
+
+    def classify_stuck(self, prop: Any, findings: tuple[Any, ...] = (), want_findings: bool = True):
+        """(unexpected lasso or None, {finding: lasso}): the stuck states of `prop` classified as
+        check/run.py does on a graph (the first of each class in BFS order; premise
+        `extra["from"]` first), computed where the states are; the lassos are built on the driver."""
+
+        runs = self.live_runs.pop(prop.name)
+        try:
+            callables = (prop.extra.get("from"), [(f.name, f.signature) for f in findings])
+            spec = self.sc.broadcast(_by_value(callables, self.model))
+            job = self._job("liveness")
+            task = functools.partial(SL.classify_task, job=job, recipe=self.recipe_bc, spec=spec)
+            firsts = _run_job(self.sc.union([*runs, self.all_states]).mapPartitionsWithIndex(task).collect,
+                              self.sc, f"liveness of {prop.name}: classifying the stuck states", self.timeout)
+            _quietly(spec.destroy)
+        finally:
+            for run in runs:
+                _quietly(run.unpersist)
+            if not self.live_runs:
+                self.release_liveness()
+        best: dict[str, tuple[int, int]] = {}
+        for name, level, key in firsts:
+            best[name] = min(best.get(name, (level, key)), (level, key))
+        lassos: dict[tuple[int, int], tuple[Path, int | None]] = {}
+
+        def lasso(at: tuple[int, int]) -> tuple[Path, int | None]:
+            if at not in lassos:
+                lassos[at] = SL.lasso_from(self.model, self._path(*at))
+            return lassos[at]
+
+        unexpected = lasso(best[""]) if "" in best else None
+        found = {f.name: lasso(best[f.name]) for f in findings if want_findings and f.name in best}
+        return unexpected, found
+
+    def release_liveness(self) -> None:
+        """Drop what liveness kept cached (every level's states)."""
+        for runs in self.live_runs.values():
+            for run in runs:
+                _quietly(run.unpersist)
+        self.live_runs = {}
+        for states in self.level_states:
+            _quietly(states.unpersist)
+        self.level_states = []
+        for b in self._broadcasts:
+            _quietly(b.destroy)
+        self._broadcasts = []
+        _quietly(self.recipe_bc.destroy)
 
     def _absorb(self, level: int, results: list[tuple[str, Any]]) -> tuple[bool, bool]:
         """Fold one level's results into the search; return (stop, done)."""
@@ -659,7 +904,8 @@ class SparkRun:
         if not len(keys):
             return True, True
         if len(keys) >= 1 << 31:  # a parent's rank must leave room for two edge indices in an int64
-            raise RuntimeError(f"level {level} has {len(keys):,} states: the Spark engine handles up to 2**31 per level")
+            raise InfraError(f"level {level} has {len(keys):,} states: the Spark engine's discovery keys hold up to "
+                             "2**31 per level")
         threshold = None
         if self.max_states is not None and self.states + len(keys) > self.max_states:
             room = self.max_states - self.states
@@ -734,16 +980,16 @@ class SparkRun:
             return
         directory = ckpt.level_dir(self.run_dir, level)
         self.fs.delete(directory)
-        from pyspark.rdd import RDD
-        from pyspark.serializers import NoOpSerializer
-
         if isinstance(out, _DriverLevel):
             text = [T.saved_line(tag, level, value) for tag, value in out.saved]
             lines = self.sc.parallelize(text, max(1, min(self.buckets, len(text))))
-        else:
-            raw = RDD(out.keyed._jrdd, self.sc, NoOpSerializer())
-            lines = raw.mapPartitions(functools.partial(T.saved_states, level=level))
-        _run_job(lambda: lines.saveAsTextFile(f"{directory}/data"))
+        else:  # the states from where they are cached; the edges (with the graph) are on the driver
+            lines = out.states.mapPartitions(functools.partial(T.saved_states, level=level))
+            if out.edges:
+                edges = [T.saved_line(T.EDGES, level, value) for value in out.edges]
+                lines = lines.union(self.sc.parallelize(edges, max(1, min(self.buckets, len(edges)))))
+        _run_job(lambda: lines.saveAsTextFile(f"{directory}/data"), self.sc, f"checkpoint of level {level}",
+                 self.timeout)
         ckpt.write_meta(self.fs, self.run_dir, level, self._meta(level, done))
 
     def _resume(self) -> tuple[int, Any, bool, bool] | None:
@@ -768,7 +1014,7 @@ class SparkRun:
         files = self.sc.textFile(paths).map(T.read_saved)
         wanted = (lambda r: True) if self.keep_graph else (lambda r: r[0].startswith(T.STATES + ":"))
         rows = _run_job(lambda: files.filter(wanted).map(functools.partial(_unnamed_blob, keys_only=not self.keep_graph))
-                        .collect())
+                        .toLocalIterator(), self.sc, "reading the checkpoint", self.timeout)  # (not capped by maxResultSize)
         per_level: dict[int, list[np.ndarray]] = {n: [] for n in levels}
         self.graph_states = [[] for _ in levels]
         self.graph_edges = [[] for _ in levels]
@@ -782,14 +1028,24 @@ class SparkRun:
         self.level_keys = [np.sort(np.concatenate(per_level[n])) if per_level[n] else T.EMPTY_I64 for n in levels]
         if [len(k) for k in self.level_keys] != meta["level_sizes"]:
             raise ckpt.CheckpointError(f"{self.run_dir}: the level files do not match meta.json (sizes differ)")
+        from pyspark import StorageLevel
+
+        history = self._shuffled(files.filter(lambda r: r[0].startswith(T.STATES + ":")).flatMap(
+            functools.partial(T.rebucket, buckets=self.buckets, int64=self.int64)))
+        history.persist(StorageLevel.MEMORY_AND_DISK)
         if meta["done"]:
+            if self.liveness:
+                self.level_states.append(history)  # (every saved level's states, for liveness)
             return last, _nothing(), True, True
         # the last level's expansion again (its counts are in meta.json): the candidates of the next level
-        seeds = files.filter(lambda r: r[0].startswith(T.STATES + ":")).flatMap(
-            functools.partial(T.rebucket, buckets=self.buckets, int64=self.int64))
+        run = history.mapPartitionsWithIndex(functools.partial(T.run_task, int64=self.int64), preservesPartitioning=True)
+        run.persist(StorageLevel.MEMORY_AND_DISK)
+        self.runs = [run]  # every saved level's states: one run per bucket
+        if self.liveness:
+            self.level_states.append(history)  # (every saved level's states, for liveness)
         job = self._job("seed", level=last, seed_level=last, check=False, keep_graph=False, keep_states=False,
                         save_states=False)
-        out = self._step(self._shuffled(seeds), job)
+        out = self._spark_level(history, job, add_run=False)
         again = np.sort(np.concatenate([np.frombuffer(v["keys"], dtype=np.int64)
                                         for tag, v in self._collect(out) if tag == T.STATS]))
         if not np.array_equal(again, self.level_keys[last]):
@@ -822,7 +1078,7 @@ class SparkRun:
         deadlock = None
         if self.check_deadlock and found.deadlock is not None:
             deadlock = self._path(*found.deadlock)
-        return ExploreResult(
+        result = ExploreResult(
             states=self.states,
             transitions=self.transitions,
             depth=self.depth,
@@ -834,6 +1090,10 @@ class SparkRun:
             per_action_edges=dict(self.kinds),
             graph=self._graph() if self.keep_graph else None,
         )
+        if self.liveness and complete:  # check/run.py classifies stuck states through it (no graph)
+            result.classify_stuck = self.classify_stuck  # type: ignore[attr-defined]
+            result.release_liveness = self.release_liveness  # type: ignore[attr-defined]
+        return result
 
     def _graph(self) -> StateGraph:
         """The state graph in the embedded engine's order (levels, then discovery keys)."""
@@ -904,16 +1164,21 @@ class SparkRun:
 
 @dataclass
 class _Level:
-    """A level's cached output (shuffle-ready pairs) and the accumulator its tasks report to."""
+    """A level run on Spark: its new states (cached with their buckets), its expansion's output
+    (the next level's candidates, cached in shuffle-writer form), the accumulator of its findings."""
 
-    keyed: Any
-    results: Any
     number: int
+    states: Any
+    output: Any
+    results: Any
+    edges: list[Any] = field(default_factory=list)
 
-    def unpersist(self) -> None:
-        if self.keyed is not None:
-            _quietly(self.keyed._jrdd.unpersist)  # (cached by localCheckpoint, which PySpark does not track)
-            self.keyed = None
+    def unpersist(self, keep_states: bool = False) -> None:
+        """Drop the cached blocks (the RDDs and their lineage stay: Spark may recompute them)."""
+        for rdd in (None if keep_states else self.states, self.output):
+            if rdd is not None:
+                _quietly(rdd.unpersist)
+        self.states = self.output = None
 
 
 @dataclass
@@ -927,7 +1192,7 @@ class _DriverLevel:
     saved: list[tuple[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
-    def unpersist(self) -> None:
+    def unpersist(self, keep_states: bool = False) -> None:
         self.to = {}
 
 
@@ -950,7 +1215,7 @@ def _quietly(cleanup: Callable[[], Any]) -> None:
 
 def _nothing() -> _Level:
     """The output of a finished checkpointed run (nothing to expand)."""
-    return _Level(None, None, -1)
+    return _Level(-1, None, None, None)
 
 
 def _unnamed_blob(record: tuple[str, bytes], keys_only: bool) -> tuple[str, int, tuple[bytes, ...]]:
@@ -968,12 +1233,12 @@ def first_line(e: BaseException) -> str:
 def describe_error(e: BaseException) -> str:
     """The real cause of a Spark failure: the Java exception's class and message (the root cause's
     too), or the Python exception of the task, with the last lines of its traceback."""
-    java = getattr(e, "java_exception", None)
-    if java is None:
-        return f"{type(e).__name__}: {first_line(e)}"
+    java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)  # (Py4JJavaError, captured exceptions)
     parts = []
     with contextlib.suppress(Exception):
         cause, seen = java, 0
+        if java is None:
+            raise LookupError
         while cause is not None and seen < 8:
             message = str(cause.getMessage() or "").strip()
             parts.append(f"{cause.getClass().getName()}: {message.splitlines()[0] if message else ''}".rstrip(": "))
@@ -1037,11 +1302,32 @@ def _from_spark(e: BaseException) -> bool:
             or hasattr(e, "java_exception"))
 
 
-def explore_spark(model: Model, *, sc: Any = None, master: str = DEFAULT_MASTER, partitions: int | None = None,
+def shuffle_write_by_job(sc: Any) -> dict[str, int]:
+    """Spark's shuffle-write bytes per job description (the JVM's status store; PySpark has no public
+    call for task metrics, hence the JVM handle)."""
+    store = sc._jsc.sc().statusStore()
+    jobs = store.jobsList(None)
+    out: dict[str, int] = {}
+    for j in range(jobs.length()):
+        job = jobs.apply(j)
+        description = job.description()
+        name = description.get() if description.isDefined() else ""
+        ids = job.stageIds()
+        for k in range(ids.length()):
+            try:  # a skipped stage (its shuffle output existed) has no attempt
+                out[name] = out.get(name, 0) + store.lastStageAttempt(ids.apply(k)).shuffleWriteBytes()
+            except Exception:  # noqa: BLE001, S110
+                pass
+    return out
+
+
+def explore_spark(model: Model, *, sc: Any = None, master: str | None = None, partitions: int | None = None,
                   checkpoint_dir: str | None = None, resume: bool = False, max_states: int | None = None,
                   max_depth: int | None = None, check_deadlock: bool = False, stop_on_violation: bool = False,
                   progress: Callable[[int, int, float], None] | None = None, keep_graph: bool = False,
-                  level_log: list[dict[str, Any]] | None = None, warmup: bool = True) -> ExploreResult:
+                  level_log: list[dict[str, Any]] | None = None, warmup: bool = True,
+                  run_info: dict[str, Any] | None = None, timeout: float | None = None,
+                  liveness: bool = False) -> ExploreResult:
     """`bfs.explore` on Spark: the same counts, verdicts and (shortest) counterexamples.
 
     `level_log`, when given, receives one dict per level (where it ran, new_states, edges expanded,
@@ -1058,7 +1344,7 @@ def explore_spark(model: Model, *, sc: Any = None, master: str = DEFAULT_MASTER,
     run = SparkRun(sc, model, partitions=partitions, checkpoint_dir=checkpoint_dir, resume=resume,
                    max_states=max_states, max_depth=max_depth, check_deadlock=check_deadlock,
                    stop_on_violation=stop_on_violation, progress=progress, keep_graph=keep_graph,
-                   level_log=level_log, warmup=warmup)
+                   level_log=level_log, warmup=warmup, run_info=run_info, timeout=timeout, liveness=liveness)
     return run.run()
 
 
@@ -1070,4 +1356,5 @@ __all__ = [
     "spark_context",
     "spark_explorer",
     "spark_session",
+    "shuffle_write_by_job",
 ]

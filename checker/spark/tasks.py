@@ -1,11 +1,11 @@
 """The Spark engine's executor side: one BFS level of one hash bucket, as a pure function.
 
-`run_step(bucket, records, job, recipe, prev_keys)` is the whole per-task program
-(checker/spark/engine.py drives the levels; `step_to_shuffle` wraps it for Spark, the driver
-calls it directly for the first, small levels). Its input is the bucket's visited set and the candidate successors
-the previous level sent to this bucket; its output is the bucket's new visited set, the
-candidates for the next level (one blob per target bucket), the level's new states and,
-for the driver, their discovery keys and the level's findings. Everything a task needs
+A level of a bucket is `dedupe_task` (the candidates the previous level sent to the bucket,
+minus its visited runs: the level's new states, cached with the bucket) then `expand_task`
+(check and expand them: the next level's candidates, one blob per target bucket, and for
+the driver their discovery keys and the level's findings); `run_task` turns the new states
+into the bucket's next visited run. checker/spark/engine.py drives the levels; the driver
+runs the same code in process for the first, small levels (`run_step`). Everything a task needs
 comes with it (the job dict and a broadcast of the previous level's keys): the task keeps
 no state between calls but the model cache, so a retried attempt computes exactly the
 same output (checker/spark/engine.py relies on it for fault tolerance).
@@ -39,6 +39,7 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.serializers import CPickleSerializer, pack_long
 
 from kreassign.checker.spark.codec import Codec, codec_for
+from kreassign.errors import InfraError
 
 K_BITS = 16  # the edge index k of a discovery key
 K_MASK = (1 << K_BITS) - 1
@@ -477,7 +478,8 @@ def expand_int(rt: Runtime, level: Level, job: dict[str, Any], found: Findings) 
         nexts = np.array(next_l, dtype=np.int64)
         ids = np.full(len(nexts), -1, dtype=np.int64)
     if len(k) and k.max() >= MAX_EDGES_PER_STATE:
-        raise RuntimeError(f"a state has more than {MAX_EDGES_PER_STATE - 1} successors")
+        raise InfraError(f"a state has more than {MAX_EDGES_PER_STATE - 1} successors: beyond the Spark engine's "
+                             "discovery keys (use the embedded engine)")
     found.transitions += len(nexts)
     degree = np.bincount(positions, minlength=len(states)) if len(states) else EMPTY_I64
     if job["check_deadlock"] and found.deadlock is None:
@@ -583,7 +585,8 @@ def check_and_expand_bytes(rt: Runtime, level: Level, job: dict[str, Any], found
                 edges_to.append(j)
                 tokens.append(rt.token(action))
         if degree >= MAX_EDGES_PER_STATE:
-            raise RuntimeError(f"a state has more than {MAX_EDGES_PER_STATE - 1} successors")
+            raise InfraError(f"a state has more than {MAX_EDGES_PER_STATE - 1} successors: beyond the Spark engine's "
+                             "discovery keys (use the embedded engine)")
         found.transitions += degree
         if degree == 0 and check_deadlock and (found.deadlock is None or key < found.deadlock):
             found.deadlock = key
@@ -699,7 +702,7 @@ def run_step(bucket: int, records: Iterable[tuple[int, tuple[str, Any]]], job: d
     rt = runtime(job, recipe)
     int64 = rt.codec.int64
     runs, cands, seeds = read_records(records, int64, job.get("seed_level"))
-    new, visited = dedupe(rt, runs, cands, seeds, job, prev_keys)
+    new, _ = dedupe(rt, runs, cands, seeds, job, prev_keys)
     if job["mode"] == "count":
         yield -1, (STATS, new_stats(bucket, new))
         return
@@ -728,9 +731,24 @@ def dedupe_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
     runs, cands, seeds = read_records(records, rt.codec.int64, job.get("seed_level"))
     new, _ = dedupe(rt, runs, cands, seeds, job, prev_keys)
     _t("dedupe", len(new))
-    results.add({(job["level"], bucket, "new"): {STATS: [new_stats(bucket, new)]}})
-    if job["mode"] != "count" and len(new):
+    if job["mode"] == "count":  # (otherwise expand_task reports them: a retried task may find these states cached)
+        results.add({(job["level"], bucket, "new"): {STATS: [new_stats(bucket, new)]}})
+    elif len(new):
         yield bucket, (LEVEL, (job["level"], states_blob(new, rt.codec.int64)))
+
+
+def executor_id() -> str:
+    """Which executor runs this task: its host and its files directory (one per executor)."""
+    import os
+    import socket
+
+    from pyspark import SparkFiles
+
+    try:
+        root = os.path.abspath(SparkFiles.getRootDirectory())
+    except Exception:  # noqa: BLE001 - not in a Spark task
+        root = "?"
+    return f"{socket.gethostname()}:{root}"
 
 
 def run_task(bucket: int, records: Iterable[Any], int64: bool) -> Iterator[tuple[int, tuple[str, Any]]]:
@@ -760,7 +778,8 @@ def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
             shuffled += sum(len(part) for part in value)
         else:
             found.setdefault(tag, []).append(value)
-    found[STATS][0]["shuffled"] = shuffled
+    found[STATS][0].update(new_stats(bucket, new), shuffled=shuffled)
+    found[STATS][0]["executors"] = [executor_id()]
     _t("expand", len(new))
     for target, items in to.items():
         yield pack_long(target)

@@ -158,6 +158,8 @@ def read_trace(path: str) -> Trace:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise TraceError(f"{path}: not a trace file: not UTF-8 text (byte {e.start})") from None
+    if not text.strip():
+        raise TraceError(f"{path}: empty file, not a trace")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

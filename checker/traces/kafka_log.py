@@ -1,26 +1,18 @@
-"""Read Kafka's own ZooKeeper-controller and state-change log lines as partial observations.
+"""Read Kafka's own ZooKeeper-era controller, state-change and broker log lines as partial observations.
 
-Each recognised line says something about one partition (or the controller) at the moment
-it was logged, in Kafka's words; `parse_log` turns it into an `Observation` carrying only
-the fields that line carries (docs/validate-trace.md lists every pattern). The lines are
-those of Kafka 2.4 – 3.9's KafkaController (kafka.controller.KafkaController) and its
-state-change logger (ZkPartitionStateMachine, ZkReplicaStateMachine), e.g. from seed 003:
-
-    Successfully updated assignment of partition T-0 to ReplicaAssignment(replicas=4,5,6,1,2,3, addingReplicas=4,5,6, removingReplicas=1,2,3)
-    Updated leader epoch for partition T-0 to 6, zkVersion=8
-    Changed partition T-0 from OnlinePartition to OnlinePartition with state LeaderAndIsr(leader=4, leaderEpoch=7, isr=List(5, 1, 6, 2, 3, 4), leaderRecoveryState=RECOVERED, zkVersion=12)
-    Partition T-0 state changed to (Leader:4,ISR:5,6,2,3,4,...,LeaderEpoch:8,ZkVersion:13,ControllerEpoch:1) after removing replica 1 from the ISR as part of transition to OfflineReplica
-
-Anything before the message (timestamps, `INFO [Controller id=1]`, a logger suffix such as
-`(state.change.logger)`) is ignored. Lines that carry no partition state (LeaderAndIsr /
-UpdateMetadata / StopReplica sends) only name brokers, which `broker_ids` collects to
-build the initial cluster. Field names (`Observation.fields`):
+Each line is matched against the shapes of `kafka_log_shapes` (Kafka 1.0 – 3.9's log
+statements, docs/validate-trace.md lists them per version). A *state* line becomes an
+`Observation` carrying only the fields that line carries; *creation* lines give new partitions'
+replicas; *context* lines are Kafka's and consistent with any state; *outside* lines are counted
+as not understood; lines of other loggers are skipped and counted (`ParsedLog.ignored`).
+Anything before the message (timestamps, levels, thread names, container prefixes) is ignored;
+docker json-file lines are unwrapped. Field names (`Observation.fields`):
 
 | field | meaning in the model |
 |---|---|
 | `replicas`, `adding`, `removing` | the partition's assignment as persisted (ZooKeeper) |
 | `leader`, `isr` (compared as a set), `leader_epoch`, `partition_epoch` (zkVersion) | the partition state znode |
-| `controller_epoch` | the active controller's epoch |
+| `controller_epoch` | the active controller's epoch (from `[Controller id=C epoch=E]`) |
 | `memory_replicas`, `memory_adding`, `memory_removing` | the controller context's assignment (zk) |
 | `memory_target` | target of the controller context's assignment (zk) |
 | `target_in_isr` | every target replica is in the ISR |
@@ -42,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kreassign.checker.traces.kafka_log_shapes import (
-    ASSIGNMENT,
     BY_NAME,
     CONTROLLER_EPOCH,
     IDS,
@@ -155,8 +146,8 @@ def _observations(shape: Shape, m: re.Match[str], line: int, text: str, parsed: 
         if dict(fields).get("leader") == -2:  # LeaderDuringDelete: the topic is being deleted
             parsed.outside.setdefault("topic deletion (UpdateMetadata with leader -2)", []).append(line)
             return []
-    elif kind == "ISR updated":
-        fields = [("isr", ids(g["isr"])), ("partition_epoch", int(g["zv"]))]
+    elif kind == "ISR updated":  # logged by the leader ([Partition T-P broker=LEADER]) after its write
+        fields = [("leader", int(g["b"])), ("isr", ids(g["isr"])), ("partition_epoch", int(g["zv"]))]
     elif kind == "preferred election completed":
         fields = [("leader", int(g["l"]))]
     elif kind == "znode entries removed":
@@ -194,7 +185,8 @@ def _context(shape: Shape, m: re.Match[str], line: int, parsed: ParsedLog) -> No
         for t, i, replicas in _assignments(g["m"]):
             if (t, i, replicas) not in parsed.targets:
                 parsed.targets.append((t, i, replicas))
-    elif shape.name in ("automatic preferred election", "preferred election started", "preferred election completed"):
+    elif shape.name in ("preferred election started", "preferred election completed"):
+        # an election happened (the auto-rebalance check alone logs "Processing automatic ..." every few minutes)
         parsed.elections = True
     if shape.name == "replica state changed":
         parsed.broker_ids.add(int(g["b"]))
@@ -244,4 +236,4 @@ BROKER_LISTS = (
 PATTERNS = [(s.name, s.pattern) for s in SHAPES]
 
 
-__all__ = ["PATTERNS", "SHAPES", "BY_NAME", "Observation", "ParsedLog", "kv_colon", "parse_log"]
+__all__ = ["BY_NAME", "PATTERNS", "SHAPES", "Observation", "ParsedLog", "kv_colon", "parse_log"]

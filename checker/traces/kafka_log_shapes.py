@@ -85,6 +85,11 @@ SHAPES: list[Shape] = [
     _s("automatic preferred election", "context", "2.0-3.9", "KafkaController.processAutoPreferredReplicaLeaderElection",
        "Processing automatic preferred replica leader election",
        r"Processing automatic preferred replica leader election"),
+    _s("reassignment before KIP-455", "outside", "1.0-2.3", "KafkaController.onPartitionReassignment (1.x - 2.3)",
+       "being reassigned",
+       r"Updated assigned replicas for partition \S+ being reassigned to|New replicas [\d,]* for partition \S+ "
+       r"being reassigned not yet caught up|replicas have caught up with the leader for partition \S+ being reassigned"
+       r"|with new assigned replica list"),
     _s("failed reassignment", "outside", "2.4-3.9", "KafkaController.onPartitionReassignment (errors)",
        "Failed reassignment", r"Failed reassignment through zk with the following errors"),
     # -- PartitionStateMachine -----------------------------------------------------------------------------
@@ -97,30 +102,27 @@ SHAPES: list[Shape] = [
     _s("partition deleted", "outside", "1.0-3.9", "PartitionStateMachine.doHandleStateChanges (NonExistentPartition)",
        "Changed partition", rf"Changed partition {TP} state from (?P<from>\w+) to NonExistentPartition"),
     _s("partition offline", "context", "1.0-3.9", "PartitionStateMachine.doHandleStateChanges (OfflinePartition)",
-       "Changed partition", rf"Changed partition {TP} state from (?P<from>\w+) to (?P<to>\w+)\s*$"),
+       "Changed partition", rf"Changed partition {TP} state from (?P<from>\w+) to (?P<to>\w+)(?:\s+\([\w.]+\))?\s*$"),
     _s("failed partition state change", "outside", "1.0-3.9", "PartitionStateMachine.logFailedStateChange",
        "failed to change state for partition",
        rf"Controller (?P<c>\d+) epoch (?P<ce>\d+) failed to change state for partition {TP}"),
-    _s("failed partition state change (1.0)", "outside", "1.0-1.1", "PartitionStateMachine.handleStateChange",
-       "initiated state change for partition",
-       rf"Controller (?P<c>\d+) epoch (?P<ce>\d+) initiated state change for partition {TP} .* failed"),
     # -- ReplicaStateMachine ----------------------------------------------------------------------------------
-    _s("replica removed from the ISR", "state", "2.0-3.9", "ZkReplicaStateMachine.doRemoveReplicasFromIsr",
+    _s("replica removed from the ISR", "state", "2.6-3.9 (`ZkVersion:` from 2.8)", "ZkReplicaStateMachine.doRemoveReplicasFromIsr",
        "after removing replica",
        rf"Partition {TP} state changed to \((?P<lai>[^)]*)\) after removing replica (?P<rep>-?\d+) from the ISR "
        rf"as part of transition to (?P<st>\w+)"),
     _s("replica state changed", "context", "1.0-3.9", "ReplicaStateMachine.logSuccessfulTransition",
        "Changed state of replica",
        rf"Changed state of replica (?P<b>\d+) for partition {TP} from (?P<from>\w+) to (?P<to>\w+)"),
-    _s("failed replica state change", "outside", "1.0-3.9", "ReplicaStateMachine.logFailedStateChange",
-       "failed to change state for replica",
-       rf"Controller (?P<c>\d+) epoch (?P<ce>\d+) failed to change state for replica (?P<b>\d+) for partition {TP}"),
+    _s("failed replica state change", "outside", "1.0-3.9", "ReplicaStateMachine.logFailedStateChange", "epoch",
+       rf"Controller (?P<c>\d+) epoch (?P<ce>\d+) (?:failed to change state for replica|initiated state change of "
+       rf"replica) (?P<b>\d+) for partition {TP}"),
     # -- ControllerChannelManager (per partition, with the state sent) ------------------------------------------------
     _s("LeaderAndIsr sent", "state", "1.0-3.9", "ControllerChannelManager.sendLeaderAndIsrRequest",
        "LeaderAndIsr request",
        rf"Sending (?P<type>become-leader|become-follower) LeaderAndIsr request (?P<lai>\w*\(.*\)) to broker "
        rf"(?P<b>\d+) for partition {TP}"),
-    _s("UpdateMetadata sent", "state", "1.0-2.7 (trace)", "ControllerChannelManager.sendUpdateMetadataRequests",
+    _s("UpdateMetadata sent", "state", "1.0-2.5 (trace)", "ControllerChannelManager.sendUpdateMetadataRequests",
        "UpdateMetadata request",
        rf"Sending UpdateMetadata request (?P<lai>\w*\(.*\)) to brokers (?P<bs>\w*\([\d, ]*\)) for partition {TP}"),
     _s("StopReplica sent", "context", "2.6-3.9", "ControllerChannelManager.sendStopReplicaRequests", "StopReplica request",
@@ -128,7 +130,7 @@ SHAPES: list[Shape] = [
     _s("requests sent (summary)", "context", "1.0-3.9", "ControllerChannelManager", "request",
        r"Sending (?:LeaderAndIsr|UpdateMetadata|StopReplica) request"),
     # -- the broker: Partition, ReplicaManager, MetadataCache --------------------------------------------------
-    _s("ISR updated", "state", "2.4-3.9", "Partition.maybeUpdateIsrAndVersion / sendAlterIsrRequest",
+    _s("ISR updated", "state", "2.0-3.9 (trace before 2.4)", "Partition.maybeUpdateIsrAndVersion / sendAlterIsrRequest",
        "ISR updated to",
        r"\[Partition (?P<topic>[\w.-]+)-(?P<partition>\d+) broker=(?P<b>\d+)\] ISR updated to \[?(?P<isr>[\d,]*)\]?\s*"
        r"(?:\(under-min-isr\))?\s*and (?:zk)?[vV]ersion updated to \[?(?P<zv>\d+)\]?"),
@@ -220,5 +222,18 @@ def state_fields(text: str, *, memory: bool = False) -> list[tuple[str, Any]]:
     return out
 
 
-__all__ = ["ASSIGNMENT", "BY_NAME", "CONTROLLER_EPOCH", "IDS", "SHAPES", "Shape", "TP", "ids", "kv_colon",
-           "kv_equals", "match_line", "state_fields", "tp_of"]
+__all__ = [
+    "ASSIGNMENT",
+    "BY_NAME",
+    "CONTROLLER_EPOCH",
+    "IDS",
+    "SHAPES",
+    "TP",
+    "Shape",
+    "ids",
+    "kv_colon",
+    "kv_equals",
+    "match_line",
+    "state_fields",
+    "tp_of",
+]

@@ -39,11 +39,12 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
-from kreassign.errors import UsageError
 from kreassign.reference import ActionNotSupported, InvalidAction, Profile
 from kreassign.reference.kraft_change import apply_record
 from kreassign.spec import actions as A
-from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Partition, Topic, ordered_minus
+from kreassign.spec.state import Broker, ClusterState, Partition, Topic, ordered_minus
+
+from kreassign.errors import UsageError
 
 BATCH = re.compile(r"baseOffset: (?P<base>-?\d+) lastOffset: (?P<last>-?\d+) count: \S+.*?isControl: (?P<ctl>true|false)")
 RECORD = re.compile(r"\|\s*offset: (?P<offset>\d+) .*?(?: payload: (?P<payload>.*))?$")
@@ -87,7 +88,7 @@ def looks_like_metadata_log(text: str) -> bool:
     head = text[:20000]
     return ('payload: {"type":' in head or "PartitionRegistration(replicas=" in head
             or ("baseOffset:" in head and "| offset:" in head)
-            or bool(re.search(r'^\s*\{\s*$', head, re.M) and '"partitionEpoch"' in head))
+            or bool(re.search(r'^\s*\{\s*$', head, re.MULTILINE) and '"partitionEpoch"' in head))
 
 
 def _json(line: int, text: str, what: str) -> Any:
@@ -225,6 +226,7 @@ class MetadataResult:
     explanation: list[tuple[int, str, str]] = field(default_factory=list)  # (line, record type, action)
     partitions: int = 0
     brokers: int = 0
+    states: dict[int, ClusterState] = field(default_factory=dict)  # after each batch, by its last offset (keep_states)
 
 
 def _key(topic: str, partition: int) -> str:
@@ -502,7 +504,9 @@ class MetadataChecker:
             fenced = d.get("fenced", True) is not False
             if known is None or not known.active:
                 observed = observed.with_broker(Broker(bid, registered=True, active=not fenced))
-                action = None if not changes else "?"
+                action = None
+                for r in changes:  # a registration writes no partition change in Kafka 3.x: not modelled
+                    self.skip("partition change in a registration batch (not in the model)", r.line)
             else:
                 action = A.BrokerFail(bid)  # a new incarnation of a live broker: fenced again
                 observed = observed.with_broker(Broker(bid, registered=True, active=not fenced))
@@ -524,7 +528,7 @@ class MetadataChecker:
             self.state = observed
             self.explain(brec, f"broker {bid} registered{' (fenced)' if d.get('fenced', True) is not False else ''}")
             return self._rest(others)
-        model = self.apply(self.state, action) if action != "?" else None
+        model = self.apply(self.state, action)
         if model is not None and self._agrees(model, observed):
             self.state = observed
             for r in sorted([brec] + [r for r in changes if r not in unknown], key=lambda r: r.line):
@@ -553,7 +557,7 @@ class MetadataChecker:
                                    describe(self.part(x.name)), describe(x.partitions[0]), describe(m),
                                    _action_text(action), partition_diff(x.partitions[0], m))
         return Finding(brec, "no action of the profile changes the brokers this way", "", "", "",
-                       _action_text(action) if action not in (None, "?") else "none", [])
+                       _action_text(action) if action is not None else "none", [])
 
     def _rest(self, others: list[MetaRecord]) -> Finding | None:
         for r in others:
@@ -568,8 +572,9 @@ def _action_text(action: Any) -> str:
     return re.sub(r"(\S+)/(\d+)-0\b", r"\1-\2", text)
 
 
-def check_metadata(log: MetadataLog, profile: Profile) -> MetadataResult:
-    """The verdict on a parsed metadata log (module docstring)."""
+def check_metadata(log: MetadataLog, profile: Profile, keep_states: bool = False) -> MetadataResult:
+    """The verdict on a parsed metadata log (module docstring). `keep_states`: also return the model
+    state after each batch (partitions as one-partition topics `T/P`, see the module docstring)."""
     checker = MetadataChecker(profile)
     batches: list[list[MetaRecord]] = []
     for rec in log.records:
@@ -578,10 +583,13 @@ def check_metadata(log: MetadataLog, profile: Profile) -> MetadataResult:
         else:
             batches.append([rec])
     finding = None
+    states: dict[int, ClusterState] = {}
     for recs in batches:
         finding = checker.batch(recs)
         if finding is not None:
             break
+        if keep_states and recs[-1].offset is not None:
+            states[recs[-1].offset] = checker.state
     not_understood = dict(checker.not_understood)
     if log.undecoded:
         not_understood["records printed without a decoded payload"] = list(log.undecoded)
@@ -593,15 +601,15 @@ def check_metadata(log: MetadataLog, profile: Profile) -> MetadataResult:
         verdict = "VALID"
     return MetadataResult(verdict, profile.name, log.total, log.shapes, checker.explained, not_understood,
                           log.other, finding, checker.explanation, partitions=len(checker.state.topics),
-                          brokers=len(checker.state.brokers))
+                          brokers=len(checker.state.brokers), states=states)
 
 
 def report_metadata(result: MetadataResult, path: str) -> str:
     explained = sum(result.explained.values())
     nu = sum(len(v) for v in result.not_understood.values())
     lines = [f"kreassign validate-trace: {path} (kraft-metadata, profile {result.profile})",
-             f"{result.total_lines} lines: {sum(result.shapes.values())} recognised, {explained} records explained, "
-             f"{nu} not understood, {len(result.other_lines)} other lines skipped",
+             (f"{result.total_lines} lines: {sum(result.shapes.values())} recognised, {explained} records explained, "
+             f"{nu} not understood, {len(result.other_lines)} other lines skipped"),
              f"{result.partitions} partition(s), {result.brokers} broker(s) tracked"]
     lines += [f"  {n:>7} {shape}" for shape, n in sorted(result.shapes.items())]
     for why, where in result.not_understood.items():

@@ -13,12 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tabulate import tabulate
-
+from kreassign.checker.traces.format import Trace
 from kreassign.spec.codec import decode_action
 from kreassign.spec.messages import ERROR_NAMES
-
-from kreassign.checker.traces.format import Trace
+from tabulate import tabulate
 
 MARK = "*"  # suffix of a cell whose value changed on this step
 VIOLATION_MARK = "!"  # suffix of the cell that breaks the property
@@ -134,7 +132,7 @@ def _rows(state: dict, brokers, labels) -> tuple[list[Row], list[int]]:
                 "adding": _map(p["adding"], brokers),
                 "removing": _map(p["removing"], brokers),
                 "isr": _map(p["isr"], brokers),
-                "leader": _map(p["leader"], brokers),
+                "leader": _map(p["leader"], brokers) if p["leader"] >= 0 else "none",
                 "epochs": f"{p['leader_epoch']}/{p['partition_epoch']}",
                 "down": down,
                 "log": _log_cell(p.get("log"), brokers),
@@ -169,7 +167,7 @@ def _action_text(step: dict, brokers, labels) -> str:
         return text
     try:
         action = decode_action(step["action"])
-    except Exception:  # an action this version cannot decode keeps its recorded text
+    except (KeyError, TypeError, ValueError):  # an action this version cannot decode keeps its recorded text
         return text
     changes: dict[str, Any] = {}
     for name in ("broker", "leader"):

@@ -16,6 +16,12 @@ removals): such lines are matched inside the step (`Validator._substep`). The fi
 the first illegal transition; the report names its line, the candidates before it, and
 the closest state the search reached with the fields that differ.
 
+A line about one partition is searched on that partition's projection (`Projection`) and every
+explanation found is replayed on the whole cluster. A partition's first line may be its
+initial state as it is. Verdicts (`ValidationResult.verdict`): VALID, INVALID (a line no run
+reaches), INCONCLUSIVE (lines outside the model, or a search limit). KRaft metadata logs are
+checked strictly by `kraft_metadata`.
+
 The validator implements no Kafka rule: states come from the reference, and the only
 assumptions are stated where they are used — epochs never go back (the spec's
 `epochs_monotone`, promised by every profile), used to prune the search; and for Kafka
@@ -27,17 +33,10 @@ each epoch.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-from kreassign.errors import UsageError
-from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
-from kreassign.reference import zk_controller as C
-from kreassign.reference.api import Profile as _BaseProfile
-from kreassign.reference.zk_mechanics import remove_replica_from_isr
-from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json
-from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Partition, Topic
 
 from kreassign.checker.traces.diff import field_diff
 from kreassign.checker.traces.kafka_log import Observation, ParsedLog, parse_log
@@ -49,6 +48,14 @@ from kreassign.checker.traces.kraft_metadata import (
     parse_metadata_log,
     report_metadata,
 )
+from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
+from kreassign.reference import zk_controller as C
+from kreassign.reference.api import Profile as _BaseProfile
+from kreassign.reference.zk_mechanics import remove_replica_from_isr
+from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json
+from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Kip236Admin, Partition, Topic, ZkController
+
+from kreassign.errors import UsageError
 
 EPOCH_FIELDS = ("leader_epoch", "partition_epoch", "controller_epoch")
 REQUESTS = ("Reassign", "Cancel", "AlterReassignments", "ZnodeReassign", "CancelTopic", "CancelAll",
@@ -83,6 +90,12 @@ class Cand:
     partial: Partition | None = None
     topic: str | None = None
     partition: int | None = None
+    # a hash of the part of the state the observation is about: hashing a whole cluster of thousands of
+    # partitions per candidate dominated long logs; equal candidates (same observation) have equal hints
+    hint: int = field(default=0, compare=False)
+
+    def __hash__(self) -> int:
+        return hash((self.hint, self.partial, self.topic, self.partition))
 
 
 @dataclass
@@ -93,7 +106,7 @@ class Link:
     actions: tuple[Any, ...]  # the unlogged actions, then (sub-step or JSON lines) the logged one
     steps: tuple[str, ...]  # for zk ControllerSteps: the step each ran (U, A1, ...); "" otherwise
     offsets: dict[tuple, int]  # epoch offsets fixed at this observation
-    bumped: frozenset = frozenset()  # epoch keys the last action changed (see Validator._written)
+    bumped: frozenset = frozenset()  # epoch keys written and not observed since (see Validator._written)
 
 
 @dataclass
@@ -292,12 +305,61 @@ class SearchLimitReached(Exception):
     pass
 
 
+_INDEX: dict[int, tuple[tuple, dict]] = {}  # id(tuple of controller entries) -> (the tuple, entries by partition)
+
+
+class Projection:
+    """One partition's view of a cluster: the brokers, that partition alone (as partition 0 of its topic)
+    and the controller's entries about it. The search for a line about one partition runs on this small
+    state; every explanation found is then replayed on the whole cluster (`lift`) and checked again, so
+    the projection only decides where to look, never what is accepted."""
+
+    def __init__(self, topic: str, partition: int):
+        self.topic, self.partition = topic, partition
+
+    def _mine(self, entries: tuple) -> tuple:
+        if not entries:
+            return entries
+        index = _INDEX.get(id(entries))
+        if index is None or index[0] is not entries:  # index the (shared, immutable) tuple once
+            if len(_INDEX) > 256:
+                _INDEX.clear()
+            by_tp: dict[tuple, list] = {}
+            for e in entries:
+                by_tp.setdefault((e[0], e[1]), []).append((e[0], 0) + tuple(e[2:]))
+            index = _INDEX[id(entries)] = (entries, {k: tuple(v) for k, v in by_tp.items()})
+        return index[1].get((self.topic, self.partition), ())
+
+    def state(self, full: ClusterState) -> ClusterState:
+        t = full.topic(self.topic)
+        part = t.partitions[self.partition]
+        zk, kip = full.zk, full.kip236
+        if zk is not None:
+            zk = ZkController(zk.active, zk.epoch, self._mine(zk.memory), self._mine(zk.being_reassigned),
+                              self._mine(zk.admin_znode), self._mine(zk.pending))
+        if kip is not None:
+            kip = Kip236Admin(kip.cancel_marker, self._mine(kip.extra), self._mine(kip.routes))
+        return ClusterState(full.brokers, (Topic(t.name, (part,), t.unclean_leader_election),), zk, kip)
+
+    def action(self, a: Any) -> Any:
+        """A projected action as the whole cluster's."""
+        if getattr(a, "topic", None) == self.topic and getattr(a, "partition", None) == 0:
+            return replace(a, partition=self.partition)
+        return a
+
+    def key(self, key: tuple) -> tuple:
+        return key if len(key) == 1 else (key[0], key[1], self.partition)
+
+    def targets(self, targets: Iterable[tuple[str, int, tuple[int, ...]]]) -> tuple:
+        return tuple((t, 0, r) for t, i, r in targets if (t, i) == (self.topic, self.partition))
+
+
 class Validator:
     """Candidate-set search over one profile (see the module docstring)."""
 
     def __init__(self, profile: Profile, observations: Sequence[Observation], limits: SearchLimits,
                  *, shift_epochs: bool, targets: Iterable[tuple[str, int, tuple[int, ...]]] = (),
-                 partitions: Iterable[tuple[str, int]] | None = None):
+                 partitions: Iterable[tuple[str, int]] | None = None, project: bool = True):
         self.profile = profile
         self.obs = list(observations)
         self.limits = limits
@@ -314,6 +376,7 @@ class Validator:
         self.bounds = self._future_bounds()
         self.searched = 0
         self.truncated = False
+        self.project = project  # search lines about one partition on its projection (Projection)
         # a partition's first observation may be its initial state itself (creation, or a log starting mid-life)
         self.first: set[int] = set()
         seen_tp: set = set()
@@ -322,44 +385,58 @@ class Validator:
                 seen_tp.add((o.topic, o.partition))
                 self.first.add(k)
         self.focus: tuple[str, int] | None = None  # the partition the current observation is about
+        self.hint_focus: tuple[str, int] | None = None  # what candidate hashes look at (see Cand.hint)
         self.refused = ""  # why the reference refused the last logged action, if it did
 
     # epochs only grow: a state whose epoch is above what a later line shows cannot lead there. This holds
     # for epochs not fixed yet too: the run's epoch is the model's plus an offset >= 0.
-    def _future_bounds(self) -> list[dict[tuple, int]]:
-        bounds: list[dict[tuple, int]] = [{} for _ in self.obs]
-        running: dict[tuple, int] = {}
-        for k in range(len(self.obs) - 1, -1, -1):
-            for key, value in _epochs_of(self.obs[k]).items():
-                running[key] = min(value, running.get(key, value))
-            bounds[k] = dict(running)
-        return bounds
+    def _future_bounds(self) -> dict[tuple, tuple[list[int], list[int]]]:
+        """Per epoch key: the observations that show it and the minimum shown from each on (suffix minima)."""
+        where: dict[tuple, tuple[list[int], list[int]]] = {}
+        for k, o in enumerate(self.obs):
+            for key, value in _epochs_of(o).items():
+                idx, vals = where.setdefault(key, ([], []))
+                idx.append(k)
+                vals.append(value)
+        for idx, vals in where.values():
+            for j in range(len(vals) - 2, -1, -1):
+                vals[j] = min(vals[j], vals[j + 1])
+        return where
 
-    def _pruned(self, state: ClusterState, k: int) -> bool:
-        bound = self.bounds[k]
-        if not bound:
-            return False
+    def _bound(self, key: tuple, k: int) -> int | None:
+        entry = self.bounds.get(key)
+        if entry is None:
+            return None
+        idx, vals = entry
+        j = bisect_left(idx, k)
+        return vals[j] if j < len(idx) else None
+
+    def _pruned(self, state: ClusterState, k: int, proj: Projection | None = None) -> bool:
         zk = state.zk
-        ce = ("controller_epoch",)
-        if zk is not None and ce in bound and zk.epoch > bound[ce]:
-            return True
+        if zk is not None:
+            b = self._bound(("controller_epoch",), k)
+            if b is not None and zk.epoch > b:
+                return True
         for t, i, p in state.partitions():
+            if proj is not None:
+                i = proj.partition
             for name in ("leader_epoch", "partition_epoch"):
-                key = (name, t, i)
-                if key in bound and getattr(p, name) > bound[key]:
+                b = self._bound((name, t, i), k)
+                if b is not None and getattr(p, name) > b:
                     return True
         return False
 
-    def _actions(self, state: ClusterState) -> list[Any]:
+    def _actions(self, state: ClusterState, space: ActionSpace | None = None) -> list[Any]:
         """Unlogged actions: on the partition the line is about, or cluster-wide (brokers, controller).
         Actions on other partitions commute with these in the model and are left to those partitions' lines."""
         out = []
         focus = self.focus
-        for a in self.profile.enabled_actions(state, self.space):
+        projected = space is not None and space is not self.space  # a projection holds the focus alone
+        for a in self.profile.enabled_actions(state, space or self.space):
             t = getattr(a, "topic", None)
-            if t is not None and hasattr(a, "partition"):
-                if (t, a.partition) not in self.partitions or (focus is not None and (t, a.partition) != focus):
-                    continue
+            if t is not None and hasattr(a, "partition") and not projected and (
+                    (t, a.partition) not in self.partitions or (focus is not None and (t, a.partition) != focus)):
+                continue
             out.append(a)
         return out
 
@@ -396,10 +473,10 @@ class Validator:
         best: list = [None]  # (score, Closest)
 
         def consider(mism: list[Mismatch], state: ClusterState, partial: Partition | None, acts: tuple,
-                     steps: tuple = ()) -> None:
+                     steps: tuple = (), proj: Projection | None = None, root: Cand | None = None) -> None:
             score = (len(mism), len(acts))
             if best[0] is None or score < best[0][0]:
-                best[0] = (score, Closest(state, partial, acts, mism, steps))
+                best[0] = (score, Closest(state, partial, acts, mism, steps), proj, root)
 
         def accept(cand: Cand, link: Link) -> None:
             if cand not in found:
@@ -407,6 +484,23 @@ class Validator:
 
         self.refused = ""
         self.focus = (obs.topic, obs.partition) if obs.topic is not None and obs.action is None else None
+        self.hint_focus = (obs.topic, obs.partition) if obs.topic is not None and obs.state is None else None
+        def closest() -> Closest | None:
+            if best[0] is None:
+                return None
+            _, c, proj, root = best[0]
+            if proj is not None:  # shown on the whole cluster
+                full, acts = root.state, []
+                for a in c.actions:
+                    a = proj.action(a)
+                    step = self._apply(full, a)
+                    if step is None:
+                        break
+                    full = step.state
+                    acts.append(a)
+                c = Closest(full, c.partial, tuple(acts), c.mismatches, c.steps)
+            return c
+
         if obs.action is not None:  # a logged action: exactly this action, from every candidate
             for c in cands:
                 if c.partial is not None:
@@ -419,48 +513,72 @@ class Validator:
                     mism.append(Mismatch("response", obs.response, to_json(step.response)))
                 consider(mism, step.state, None, (obs.action,))
                 if not mism:
-                    accept(Cand(step.state), Link(c, (obs.action,), (self._step_name(c.state, obs.action),), {},
+                    accept(self._cand(step.state), Link(c, (obs.action,), (self._step_name(c.state, obs.action),), {},
                                                   _bumped(c.state, step.state)))
-            return found, best[0][1] if best[0] else None
+            return found, closest()
 
         if obs.removed_replica is not None:  # continue a step whose writes are being observed
-            for c in cands:
+            for c, link in cands.items():
                 if c.partial is None or (c.topic, c.partition) != (obs.topic, obs.partition):
                     continue
-                self._substep(obs, c, c.state, c.partial, (), (), accept, consider, parent=c)
+                self._substep(obs, c, c.state, c.partial, (), (), accept, consider, parent=c, bumped=link.bumped)
 
         seen: set = set()
+        removal = obs.removed_replica is not None
+        # a line about one partition is searched on that partition's projection (see Projection)
+        proj = Projection(obs.topic, obs.partition) if obs.topic is not None and obs.state is None and not removal \
+            and self.project else None
+        space = self.space if proj is None else replace(self.space, targets=proj.targets(self.space.targets))
         frontier: list[tuple[ClusterState, tuple, tuple, tuple[int, int, int], Cand, frozenset]] = []
         for c, link in cands.items():
             if c.partial is not None:
                 continue
-            key = (c.state, (0, 0, 0))
+            start = c.state if proj is None else proj.state(c.state)
+            key = (start, (0, 0, 0))
             if key not in seen:
                 seen.add(key)
-                frontier.append((c.state, (), (), (0, 0, 0), c, link.bumped))
+                frontier.append((start, (), (), (0, 0, 0), c, link.bumped))
         limits = self.limits
-        removal = obs.removed_replica is not None
         initial: dict[Cand, Link] = {}  # the first observation of a partition matching its state as it is
+        seen_keys = frozenset(epoch_key(name, obs) for name, _ in obs.fields if name in EPOCH_FIELDS)
+        written_by_last = frozenset(
+            (name, obs.topic, obs.partition) for name in ("leader_epoch", "partition_epoch"))
         for depth in range(limits.max_unlogged + 1):
-            if not removal:
+            if not removal or depth == 0:
                 for state, acts, steps, used, root, bumped in frontier:
-                    mism, offsets = self._match(obs, state)
+                    if removal and not (bumped & written_by_last):
+                        # an ISR removal already written by the last step (a broker failure writes several
+                        # partitions in one model step, Kafka logs each): only then without a new action
+                        continue
+                    mism, offsets = self._match(obs, state) if proj is None else compare(
+                        obs, view(state, obs.topic, 0), self.fixed)
+                    if not mism and proj is not None and acts:  # replay on the whole cluster, check again
+                        lifted = self._lift(root.state, acts, obs, bumped)
+                        if lifted is None:
+                            mism = [Mismatch("projection", "the same actions on the whole cluster", "differ")]
+                        else:
+                            state, acts, bumped, offsets = lifted
+                    elif proj is not None and not acts:
+                        state = root.state
                     if not mism and not self._written(obs, offsets, bumped):
                         if depth == 0 and k in self.first:
-                            initial.setdefault(Cand(shift(state, offsets)), Link(root, acts, steps, offsets, bumped))
+                            initial.setdefault(self._cand(shift(state, offsets)),
+                                               Link(root, acts, steps, offsets, bumped - seen_keys))
                         mism = [Mismatch("epochs", "written by the last action",
                                          "the last action did not write them")]
-                    consider(mism, state, None, acts, steps)
+                    consider(mism, state, None, acts, steps, proj, root)
                     if not mism:
-                        accept(Cand(shift(state, offsets)), Link(root, acts, steps, offsets, bumped))
-                if initial and obs.creation:
-                    found.update(initial)  # a creation line shows the partition's initial state
+                        accept(self._cand(shift(state, offsets)), Link(root, acts, steps, offsets, bumped - seen_keys))
+                if initial:
+                    # a partition's first line (its creation, or where the log starts in its life) shows its
+                    # initial state: legal as it is, before any write the log does not show
+                    found.update(initial)
                     break
                 if (found and limits.shortest) or depth == limits.max_unlogged:
                     break  # the fewest unlogged actions that explain the line
             nxt_frontier = []
-            for state, acts, steps, used, root, _ in frontier:
-                for a in self._actions(state):
+            for state, acts, steps, used, root, bumped in frontier:
+                for a in self._actions(state, space):
                     used2 = self._spend(used, a, limits)
                     if used2 is None:
                         continue
@@ -473,9 +591,12 @@ class Validator:
                         part = state.partition(obs.topic, obs.partition)
                         if part is not None:
                             self._substep(obs, Cand(s2, part, obs.topic, obs.partition), s2, part, acts2, steps2,
-                                          accept, consider, parent=root)
-                    if depth == limits.max_unlogged or s2 == state or self._pruned(s2, k):
+                                          accept, consider, parent=root, bumped=bumped | _bumped(state, s2))
+                    if depth == limits.max_unlogged or s2 == state or self._pruned(s2, k, proj):
                         continue
+                    bumped2 = _bumped(state, s2)
+                    if proj is not None:
+                        bumped2 = frozenset(proj.key(b) for b in bumped2)
                     key = (s2, used2)
                     if key in seen:
                         continue
@@ -484,44 +605,76 @@ class Validator:
                     if len(seen) > limits.max_states:
                         raise SearchLimitReached(
                             f"more than {limits.max_states:,} states between two observations (--max-states)")
-                    nxt_frontier.append((s2, acts2, steps2, used2, root, _bumped(state, s2)))
+                    nxt_frontier.append((s2, acts2, steps2, used2, root, bumped | bumped2))
             if (found and limits.shortest) or not nxt_frontier:
                 break
             frontier = nxt_frontier
         if not found and initial:
             found.update(initial)  # no action explains it: the log starts in this partition's life here
-        if len(found) > limits.max_candidates:
+        if limits.shortest and len(found) > limits.max_candidates:  # --all-explanations stays complete
             self.truncated = True
             found = dict(list(found.items())[:limits.max_candidates])
-        return found, best[0][1] if best[0] else None
+        return found, closest()
+
+    def _cand(self, state: ClusterState, partial: Partition | None = None, topic: str | None = None,
+              partition: int | None = None) -> Cand:
+        focus = self.hint_focus
+        if focus is None:
+            hint = hash((state.brokers, state.zk))
+        else:
+            hint = hash((state.brokers, state.zk.epoch if state.zk is not None else None,
+                         state.partition(*focus)))
+        return Cand(state, partial, topic, partition, hint)
+
+    def _lift(self, full: ClusterState, acts: tuple, obs: Observation, bumped: frozenset):
+        """Replay projected actions on the whole cluster: (state, actions, written keys, offsets) if the line
+        still matches there, else None."""
+        proj = Projection(obs.topic, obs.partition)
+        out = []
+        for a in acts:
+            a = proj.action(a)
+            step = self._apply(full, a)
+            if step is None:
+                return None
+            bumped = bumped | _bumped(full, step.state)
+            full = step.state
+            out.append(a)
+        mism, offsets = self._match(obs, full)
+        if mism:
+            return None
+        return full, tuple(out), bumped, offsets
 
     def _written(self, obs: Observation, offsets: dict[tuple, int], bumped: frozenset) -> bool:
-        """The first line carrying a partition's epochs is logged right after the write that set them
-        (every such Kafka line is): the state must come from an action that changed one of them.
+        """The first line carrying a partition's epochs is logged after the write that set them (every
+        such Kafka line is): one of them must have been written by an action not observed since.
         Without this, an unfixed epoch would match before the write as well as after it."""
         new = [key for key in offsets if key[0] != "controller_epoch"]
         return not new or any(key in bumped for key in new)
 
     def _substep(self, obs: Observation, c: Cand, end: ClusterState, part: Partition, acts: tuple, steps: tuple,
-                 accept, consider, parent: Cand) -> None:
+                 accept, consider, parent: Cand, bumped: frozenset = frozenset()) -> None:
         """An OfflineReplica ISR removal written inside a step (U's stopped replicas, B4's removing
         replicas, a failover's dead brokers): apply the reference's remove_replica_from_isr to the
         partition as written so far; the step is over when that reaches the step's end state."""
         written = remove_replica_from_isr(part, obs.removed_replica)
         if written is part:
             return
+        after = end.partition(obs.topic, obs.partition)
+        if after is None or obs.removed_replica in after.isr:
+            return  # the step does not remove this replica: the write is not one of its writes
         mism, offsets = self._match(obs, end, written)
         consider(mism, end, written, acts, steps)
         if mism:
             return
         end_s = shift(end, offsets)
         written_s = shift_partition(written, offsets)
-        link = Link(parent, acts, steps, offsets, frozenset(
-            (name, obs.topic, obs.partition) for name in ("leader_epoch", "partition_epoch")))
+        # the partition's own epochs are observed by this line; the step's other writes are still to be seen
+        mine = frozenset((name, obs.topic, obs.partition) for name in ("leader_epoch", "partition_epoch"))
+        link = Link(parent, acts, steps, offsets, bumped - mine)
         if _core(written_s) == _core(end_s.partition(obs.topic, obs.partition)):
-            accept(Cand(end_s), link)
+            accept(self._cand(end_s), link)
         else:
-            accept(Cand(end_s, written_s, obs.topic, obs.partition), link)
+            accept(self._cand(end_s, written_s, obs.topic, obs.partition), link)
 
     def _match(self, obs: Observation, state: ClusterState, partial: Partition | None = None):
         if obs.state is not None:
@@ -555,13 +708,18 @@ class Validator:
 def _bumped(before: ClusterState, after: ClusterState) -> frozenset:
     """The (epoch, topic, partition) keys an action changed."""
     out = set()
-    for (t, i, p), (_, _, q) in zip(before.partitions(), after.partitions()):
-        if p is q:
+    if before.topics is after.topics:
+        return frozenset()
+    for tb, ta in zip(before.topics, after.topics):
+        if tb is ta:
             continue
-        if p.leader_epoch != q.leader_epoch:
-            out.add(("leader_epoch", t, i))
-        if p.partition_epoch != q.partition_epoch:
-            out.add(("partition_epoch", t, i))
+        for i, (p, q) in enumerate(zip(tb.partitions, ta.partitions)):
+            if p is q:
+                continue
+            if p.leader_epoch != q.leader_epoch:
+                out.add(("leader_epoch", ta.name, i))
+            if p.partition_epoch != q.partition_epoch:
+                out.add(("partition_epoch", ta.name, i))
     return frozenset(out)
 
 
@@ -838,10 +996,14 @@ def _explain(initial: ClusterState, layers: list[dict[Cand, Link]], observations
             remaining[key] = remaining.get(key, 0) + off
     shown_initial = shift(initial, remaining)
     explanation = []
+    remaining = {key: off for key, off in remaining.items() if off}
     for obs, link, c in chain:
         for key, off in link.offsets.items():
-            remaining[key] -= off
-        pending = {key: off for key, off in remaining.items() if off}
+            if off:
+                remaining[key] -= off
+                if not remaining[key]:
+                    del remaining[key]
+        pending = remaining
         if pending:
             c = Cand(shift(c.state, pending), shift_partition(c.partial, pending) if c.partial else None,
                      c.topic, c.partition)
@@ -947,8 +1109,8 @@ MAX_NOTES = 30  # initial-state notes printed (a log of many partitions has seve
 
 def _summary(result: ValidationResult) -> list[str]:
     nu = sum(len(v) for v in result.not_understood.values())
-    lines = [f"{result.total_lines} lines: {result.recognised} recognised ({result.recognised - nu} explained, "
-             f"{nu} not understood), {len(result.ignored)} ignored (other loggers), {result.observations} observations"]
+    lines = [(f"{result.total_lines} lines: {result.recognised} recognised ({result.recognised - nu} explained, "
+             f"{nu} not understood), {len(result.ignored)} ignored (other loggers), {result.observations} observations")]
     for shape, n in sorted(result.shapes.items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  {n:>7} {shape}")
     for why, where in result.not_understood.items():

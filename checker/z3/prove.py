@@ -53,6 +53,7 @@ ALL_PROFILES = REASSIGNMENT_PROFILES + QUOTA_PROFILES
 NOT_ENCODED = {
     "cancel_restores_original_order": "list order, not a set-level property (the encoding abstracts order away)",
     "reassignment_can_finish": "liveness (AG EF), a graph property: checked by the explorer only",
+    "reassignment_can_finish_in_sync": "liveness (AG EF), a graph property: checked by the explorer only",
     "committed_records_kept": "replication layer (logs), not encoded",
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kreassign.spec.known_violations import known_violation
+from kreassign.spec.findings import known_violation
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 #: the row reporting a profile's strengthening (the inductive invariant every proof shares)
@@ -30,7 +30,8 @@ class ProofResult:
 
     @property
     def unexpected(self) -> bool:
-        """A refutation that spec/known_violations.py does not declare, or a proof of a declared one."""
+        """A refutation of a property the profile promises, or a proof of one it declares findings for
+        (spec/findings.py)."""
         if self.verdict == REFUTED:
             return self.known is None
         if self.verdict == PROVED:

@@ -44,7 +44,19 @@ INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107
 NEW_LEADER_ELECTED = 108
 
+NOT_CONTROLLER = 41
+STALE_BROKER_EPOCH = 77
+
+# ElectLeaders answers the errors' default messages (Kafka's ApiError(Errors.X))
+MESSAGES = {
+    ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+    PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
+    ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
+}
+
 NAMES = {
+    NOT_CONTROLLER: "NOT_CONTROLLER", STALE_BROKER_EPOCH: "STALE_BROKER_EPOCH",
+    INELIGIBLE_REPLICA: "INELIGIBLE_REPLICA", OPERATION_NOT_ATTEMPTED: "OPERATION_NOT_ATTEMPTED",
     NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER", FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
     INVALID_UPDATE_VERSION: "INVALID_UPDATE_VERSION", INVALID_REQUEST: "INVALID_REQUEST",
     NEW_LEADER_ELECTED: "NEW_LEADER_ELECTED", ELECTION_NOT_NEEDED: "ELECTION_NOT_NEEDED",
@@ -289,18 +301,26 @@ class Kraft:
 
     # -- AlterPartition ------------------------------------------------------------------------------
     def alter_partition(self, name, index, leader, new_isr, leader_epoch, partition_epoch, version=3):
+        # ReplicationControlManager.validateAlterPartitionData's order (checked against Kafka 3.9, docs/kafka.md)
+        x = self.broker(leader)
+        if x is None or not x["registered"]:
+            return ack(STALE_BROKER_EPOCH, NAMES[STALE_BROKER_EPOCH])
         p = self.partition(name, index)
-        if leader != p["leader"]:
-            return ack(NOT_LEADER_OR_FOLLOWER, NAMES[NOT_LEADER_OR_FOLLOWER])
-        if leader_epoch != p["leader_epoch"]:
+        if leader_epoch > p["leader_epoch"] or partition_epoch > p["partition_epoch"]:
+            return ack(NOT_CONTROLLER, NAMES[NOT_CONTROLLER])
+        if leader_epoch < p["leader_epoch"]:
             return ack(FENCED_LEADER_EPOCH, NAMES[FENCED_LEADER_EPOCH])
-        if partition_epoch != p["partition_epoch"]:
-            return ack(INVALID_UPDATE_VERSION, NAMES[INVALID_UPDATE_VERSION])
-        if leader not in new_isr or len(set(new_isr)) != len(new_isr):
+        if leader != p["leader"]:
             return ack(INVALID_REQUEST, NAMES[INVALID_REQUEST])
-        for b in new_isr:
-            if b not in p["replicas"] or not self.active(b):
-                return ack(INELIGIBLE_REPLICA if version >= 3 else OPERATION_NOT_ATTEMPTED, f"Replica {b} is ineligible")
+        if partition_epoch < p["partition_epoch"]:
+            return ack(INVALID_UPDATE_VERSION, NAMES[INVALID_UPDATE_VERSION])
+        if len(set(new_isr)) != len(new_isr) or any(b < 0 or b not in p["replicas"] for b in new_isr):
+            return ack(INVALID_REQUEST, NAMES[INVALID_REQUEST])
+        if leader not in new_isr:
+            return ack(INVALID_REQUEST, NAMES[INVALID_REQUEST])
+        if any(not self.active(b) for b in new_isr):
+            code = INELIGIBLE_REPLICA if version > 1 else OPERATION_NOT_ATTEMPTED
+            return ack(code, NAMES[code])
         rec = self.build(p, isr=list(new_isr), election=self.election_of(name))
         self.put(name, index, self.merge(p, rec))
         if rec and "leader" in rec and rec["leader"] != leader:
@@ -343,21 +363,18 @@ class Kraft:
         return ack()
 
     def elect_leaders(self, name, index, election):
-        p = self.partition(name, index)
-        if election == "PREFERRED":
-            if p["replicas"] and p["leader"] == p["replicas"][0]:
-                return ack(ELECTION_NOT_NEEDED, NAMES[ELECTION_NOT_NEEDED])
-        elif election == "UNCLEAN":
-            if p["leader"] != NO_LEADER:
-                return ack(ELECTION_NOT_NEEDED, NAMES[ELECTION_NOT_NEEDED])
-        else:
+        # ReplicationControlManager.electLeader: the errors' default messages; a failed election writes nothing
+        if election not in ("PREFERRED", "UNCLEAN"):
             raise Refused(f"unknown election type {election!r}")
-        q = self.merge(p, self.build(p, election=election))
-        self.put(name, index, q)
-        if election == "PREFERRED" and (not q["replicas"] or q["leader"] != q["replicas"][0]):
-            return ack(PREFERRED_LEADER_NOT_AVAILABLE, NAMES[PREFERRED_LEADER_NOT_AVAILABLE])
-        if election == "UNCLEAN" and q["leader"] == NO_LEADER:
-            return ack(ELIGIBLE_LEADERS_NOT_AVAILABLE, NAMES[ELIGIBLE_LEADERS_NOT_AVAILABLE])
+        p = self.partition(name, index)
+        preferred = p["replicas"][0] if p["replicas"] else NO_LEADER
+        if (election == "PREFERRED" and p["leader"] == preferred) or (election == "UNCLEAN" and p["leader"] != NO_LEADER):
+            return ack(ELECTION_NOT_NEEDED, MESSAGES[ELECTION_NOT_NEEDED])
+        rec = self.build(p, election=election)
+        if not rec:
+            code = PREFERRED_LEADER_NOT_AVAILABLE if election == "PREFERRED" else ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return ack(code, MESSAGES[code])
+        self.put(name, index, self.merge(p, rec))
         return ack()
 
     # -- replication layer --------------------------------------------------------------------------------

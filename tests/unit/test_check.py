@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from kreassign.checker.check.minimize import minimize
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
 from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.traces.format import read_trace, trace_from_json
 from kreassign.checker.traces.render import render_dot, render_table
 from kreassign.checker.traces.replay import replay
-from kreassign.checker.traces.format import read_trace, trace_from_json
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.state import ordered_minus
 
@@ -78,17 +79,55 @@ def test_minimization_drops_unneeded_partitions_and_brokers(tmp_path):
     result = check_model("broken-cancel", big, factory=factory_for(CancelKeepsAddingInIsr()), out_dir=str(tmp_path))
     trace = read_trace(result.properties["isr_in_replicas"].counterexample)
     assert trace.bounds["partitions"] == 1
-    assert trace.bounds["brokers"] == 3
     assert trace.bounds["failures"] == 0
+    # 3 steps need a 4th broker (Reassign [3,4], 3 joins, Cancel); with 3 brokers the shortest takes 4
+    # (the retained replica must fail first), so minimization keeps the 4 brokers: never a longer trace
+    assert trace.bounds["brokers"] == 4 and len(trace.steps) == 3
 
 
-def test_known_violation_is_reported_as_known(monkeypatch):
-    from kreassign.spec import known_violations
+def test_a_violation_matching_a_signature_is_reported_as_its_finding():
+    result = check_model("kraft", Bounds(brokers=3, rf=2, reassigns=2, cancels=0))
+    v = result.properties["adding_removing_disjoint"]
+    assert v.status == KNOWN and "adding_removing_disjoint" not in result.unexpected
+    assert v.counterexample == "counterexamples/kraft__adding_removing_disjoint__stale_adding_replica.json"
+    assert v.findings["stale_adding_replica"].length == v.length and v.findings["stale_adding_replica"].expected
+    out = result.to_json()["properties"]["adding_removing_disjoint"]
+    assert out["findings"]["stale_adding_replica"]["trace"] == v.counterexample and out["missing_findings"] == []
 
-    monkeypatch.setitem(known_violations.KNOWN, "kraft", {"adding_removing_disjoint": "counterexamples/x.json"})
-    result = check_model("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=0))
-    assert result.properties["adding_removing_disjoint"].status == KNOWN
-    assert result.properties["adding_removing_disjoint"].counterexample == "counterexamples/x.json"
+
+def test_minimization_never_lengthens_the_trace_and_reports_both_bounds(tmp_path):
+    """The engine's path is a shortest one at the requested bounds; the written one is no longer."""
+    big = Bounds(brokers=4, partitions=2, rf=2, reassigns=1, cancels=1, failures=1)
+    model = factory_for(CancelKeepsAddingInIsr())
+    plain = check_model("broken-cancel", big, factory=model, liveness_check=False, minimize_counterexamples=False)
+    small = check_model("broken-cancel", big, factory=model, liveness_check=False, out_dir=str(tmp_path))
+    violated = [n for n, v in small.properties.items() if v.status == VIOLATED]
+    assert "isr_in_replicas" in violated
+    assert small.properties["isr_in_replicas"].minimized_to["partitions"] == 1  # it did shrink something
+    for name, v in small.properties.items():
+        if v.status == VIOLATED:
+            assert v.length == plain.properties[name].length, name
+            trace = read_trace(v.counterexample)
+            assert len(trace.steps) == v.length
+            assert trace.found_at == json.loads(json.dumps(big.to_json())) == v.found_at
+            assert trace.bounds == v.minimized_to
+            j = small.to_json()["properties"][name]
+            assert j["found_at"] == v.found_at and j["minimized_to"] == v.minimized_to
+
+
+def test_minimize_keeps_a_smaller_configuration_only_if_the_path_is_no_longer():
+    found = ([("s0", None)] + [("s", "a")] * 4, None)  # a 4-step path at the requested bounds
+    lengths = {3: 4, 2: 7}  # brokers -> steps of the shortest violation there
+
+    def search(b):
+        steps = lengths.get(b.brokers)
+        return None if steps is None else ([("s0", None)] + [("s", "a")] * steps, None)
+
+    bounds, (path, _) = minimize(Bounds(brokers=4, rf=2, reassigns=1, cancels=0), found, search)
+    assert bounds.brokers == 3 and len(path) - 1 == 4  # 2 brokers would need 7 steps: not taken
+    # the replication factor is never lowered with the brokers
+    bounds, _ = minimize(Bounds(brokers=3, rf=3, reassigns=1, cancels=0), found, lambda b: found)
+    assert (bounds.brokers, bounds.rf) == (3, 3)
 
 
 def test_show_and_dot_render_every_step(tmp_path):
@@ -104,28 +143,31 @@ def test_trace_reading_names_bad_fields(tmp_path):
     with pytest.raises(ValueError, match="format_version"):
         trace_from_json({"format": "kreassign-trace", "format_version": 9})
     with pytest.raises(ValueError, match=r"steps\[0\].state: missing"):
-        trace_from_json({"format": "kreassign-trace", "format_version": 1, "steps": [{"action": {}}]})
+        trace_from_json({"format": "kreassign-trace", "format_version": 1, "initial_state": {},
+                         "steps": [{"action": {}}]})
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["show", str(bad)]) == 1
-    assert main(["replay", str(bad)]) == 1
+    assert main(["show", str(bad)]) == 2  # bad input (kreassign/errors.py)
+    assert main(["replay", str(bad)]) == 2
 
 
 def test_check_cli_json_shape_and_exit_codes(tmp_path, capsys, monkeypatch):
-    from kreassign.spec import known_violations
+    from kreassign.spec import findings
 
     args = ["check", "--profile", "kraft", "--brokers", "3", "--reassigns", "1", "--cancels", "1", "--json",
             "--out", str(tmp_path)]
-    monkeypatch.setattr(known_violations, "KNOWN", {})
+    monkeypatch.setattr(findings, "FINDINGS", ())  # nothing declared: every violation is unexpected
     code = main(args)
     out = json.loads(capsys.readouterr().out)
     r = out["results"][0]
     assert set(r) >= {"profile", "engine", "bounds", "states", "transitions", "depth", "seconds", "properties"}
     assert r["profile"] == "kraft" and r["engine"] == "embedded"
     statuses = {v["status"] for v in r["properties"].values()}
-    assert statuses <= {"holds", "violated", "known-violation"}
-    assert code == (1 if out["unexpected_violations"] else 0)
+    assert "violated" in statuses and statuses <= {"holds", "violated"}
+    assert code == 1
     assert out["unexpected_violations"] == sum(v["status"] == "violated" for v in r["properties"].values())
+    violated = next(v for v in r["properties"].values() if v["status"] == "violated")
+    assert violated["found_at"]["brokers"] == 3 and violated["minimized_to"]["brokers"] <= 3
 
 
 def test_bad_configuration_names_the_key(tmp_path, capsys):
@@ -170,5 +212,5 @@ def test_replication_layer_data_loss_is_caught_only_with_unclean_elections():
     unclean = Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, replication=True, log_length=1,
                      unclean=True)
     v = check_model("kraft", unclean, liveness_check=False).properties["committed_records_kept"]
-    assert v.status == VIOLATED
+    assert v.status == KNOWN  # Kafka's documented trade: spec/findings.py unclean_election_loses_committed
     assert v.length == 3  # the follower leaves the ISR, the leader commits a record alone, then fails

@@ -144,7 +144,8 @@ def test_a_refusal_is_a_mismatch_not_a_crash():
     assert label.mismatch == ()
 
 
-@pytest.mark.parametrize("name", ["kraft__cancel_restores_original_replicas", "kraft__replication_factor_restored"])
+@pytest.mark.parametrize("name", ["kraft__cancel_restores_original_replicas__cancel_keeps_non_adding_replicas",
+                                  "kraft__replication_factor_restored__cancel_keeps_non_adding_replicas"])
 def test_curated_kafka_findings_reproduce_on_the_standalone_adapter(name):
     # a finding about Kafka's algorithm shows on every faithful implementation of it
     trace = read_trace(os.path.join(ROOT, "counterexamples", f"{name}.json"))
@@ -189,11 +190,11 @@ def test_replay_against_a_broken_implementation_is_a_clear_error(tmp_path, capsy
     from kreassign.checker.oracle.differential import ReplayImplementationError
     from kreassign.checker.traces.format import TraceError
 
-    trace_file = os.path.join(ROOT, "counterexamples", "kraft__cancel_restores_original_order.json")
+    trace_file = os.path.join(ROOT, "counterexamples", "kraft__cancel_restores_original_order__merged_order.json")
     dead = f"exec:{PY} -c 'import sys; sys.stderr.write(\"adapter crashed\\n\"); sys.exit(4)'"
     with pytest.raises(ReplayImplementationError, match="exit code 4") as e:
         replay_against_impl(read_trace(trace_file), dead)
     assert isinstance(e.value, TraceError) and isinstance(e.value, ImplementationError)
     assert "adapter crashed" in str(e.value)
-    assert main(["replay", trace_file, "--impl", "no.such.module:X"]) == 1
+    assert main(["replay", trace_file, "--impl", "no.such.module:X"]) == 2  # bad usage (kreassign/errors.py)
     assert "no module named 'no'" in capsys.readouterr().err

@@ -5,20 +5,25 @@ the reference: field names from metadata/src/main/resources/common/metadata/*.js
 in the camelCase of the generated JSON converters, tagged fields left out when they hold their
 default (JsonConverterGenerator: `generateNonDefaultValueCheck`), so a PartitionChangeRecord
 carries only what it changes. Line layout from DumpLogSegments.scala (3.9.0): `printBatchLevel`
-and the `| offset: … payload: …` record line. (Real fixtures generated through the Kafka
-adapter go to tests/fixtures/kraft_metadata/; `test_real_fixtures` checks them when present.)
+and the `| offset: … payload: …` record line. The records Kafka 3.9's own controller wrote
+(tests/fixtures/kraft_metadata/, generated through the Kafka adapter) are checked by
+`test_real_fixtures`: VALID, every step's state reached, tampered copies INVALID at the record.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from kreassign.checker.traces.kraft_metadata import parse_metadata_log
+from kreassign.checker.traces.kraft_metadata import check_metadata, parse_metadata_log, partition_diff
 from kreassign.checker.traces.validation import guess_format, validate_text
-from kreassign.errors import UsageError
+from kreassign.reference import profile
+from kreassign.spec.codec import state_from_json
+
 from kreassign.cli import main
+from kreassign.errors import UsageError
 
 TID = "Rb6qTLBzRg2xWqGmCw1tJg"
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "kraft_metadata"
@@ -237,11 +242,63 @@ def test_cli_on_a_metadata_dump(tmp_path, capsys):
 
 
 def real_fixtures() -> list[Path]:
-    return sorted(REAL.glob("*.log")) + sorted(REAL.glob("*.txt")) if REAL.is_dir() else []
+    if not REAL.is_dir():
+        return []
+    return sorted(p for p in REAL.iterdir() if p.is_file() and not p.name.lower().startswith("readme")
+                  and "payload: {" in p.read_text(errors="replace"))
+
+
+def _tamper(text: str, edit) -> tuple[str, int]:
+    """The first PartitionChangeRecord `edit` changes, and its line."""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if '"type":"PARTITION_CHANGE_RECORD"' in line:
+            new = edit(line)
+            if new != line:
+                lines[n] = new
+                return "\n".join(lines) + "\n", n + 1
+    raise AssertionError("no record to tamper with")
+
+
+def _add_to_isr(line: str) -> str:
+    # a broker that is no replica joins the ISR (the field added if the record does not change the ISR)
+    if '"isr":[' in line:
+        return line.replace('"isr":[', '"isr":[999,', 1)
+    return line.replace('"data":{', '"data":{"isr":[999],', 1)
+
+
+def _flip_leader_epoch(line: str) -> str:
+    # "leader" present = a leader-epoch bump: drop it, or add one with the same leader
+    if re.search(r',"leader":-?\d+', line):
+        return re.sub(r',"leader":-?\d+', "", line, count=1)
+    return line
 
 
 @pytest.mark.skipif(not real_fixtures(), reason="no generated fixtures in tests/fixtures/kraft_metadata/ yet")
 @pytest.mark.parametrize("path", real_fixtures(), ids=lambda p: p.name)
 def test_real_fixtures(path):
-    result = validate_text(path.read_text(), "kraft-metadata", "kraft")
+    """Kafka 3.9's own controller records (tests/fixtures/kraft_metadata/README.md): VALID under kraft, every
+    step's state reached at its last offset (epochs included), and a tampered copy INVALID at that record."""
+    text = path.read_text()
+    result = check_metadata(parse_metadata_log(text), profile("kraft"), keep_states=True)
     assert result.verdict == "VALID", (result.finding, result.not_understood)
+    side = json.loads(path.with_suffix(".json").read_text())
+    checked = 0
+    for step in side["steps"]:
+        if step["offsets"] is None:
+            continue
+        expected = state_from_json(step["state"])
+        got = result.states[step["offsets"][1]]
+        for t, i, p in expected.partitions():
+            q = got.partition(f"{t}/{i}", 0)
+            assert q is not None and not partition_diff(q, p), (step["action"], partition_diff(q, p))
+        assert {b.id: b.active for b in got.brokers} == {b.id: b.active for b in expected.brokers}
+        checked += 1
+    assert checked
+    bad, line = _tamper(text, _add_to_isr)
+    result = validate_text(bad, "kraft-metadata", "kraft")
+    assert result.verdict == "INVALID" and result.finding.record.line == line
+    if re.search(r'"type":"PARTITION_CHANGE_RECORD".*,"leader":-?\d+', text):
+        bad, line = _tamper(text, _flip_leader_epoch)
+        result = validate_text(bad, "kraft-metadata", "kraft")
+        assert result.verdict == "INVALID" and result.finding.record.line == line

@@ -11,6 +11,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import networkx as nx
 import pytest
@@ -22,7 +23,7 @@ PACKAGE_DIRS = {"kreassign": "kreassign", "kreassign.spec": "spec", "kreassign.r
 
 #: layers, lowest first: a module may import its own layer and the ones below, never above
 LAYERS = [
-    ["kreassign._version", "kreassign.errors", "kreassign.spec"],
+    ["kreassign._version", "kreassign.errors", "kreassign.interrupts", "kreassign.outputs", "kreassign.spec"],
     ["kreassign.reference"],
     ["kreassign.checker.explore"],
     ["kreassign.checker.models"],
@@ -107,6 +108,27 @@ def test_lower_layers_never_import_upper_ones():
 
 def test_checker_root_holds_only_the_package_marker():
     assert sorted(p.name for p in (ROOT / "checker").glob("*.py")) == ["__init__.py"]
+
+
+def test_cli_holds_one_module_per_subcommand_and_nothing_else():
+    from kreassign.cli import SUBCOMMANDS
+
+    registered = {target.split(":")[0].rsplit(".", 1)[1] for _, target in SUBCOMMANDS.values()}
+    modules = {p.stem for p in (ROOT / "checker" / "cli").glob("*.py")} - {"__init__"}
+    assert modules == registered, f"not a subcommand: {sorted(modules - registered)}"
+
+
+def test_a_missing_optional_engine_names_its_extra(monkeypatch, capsys):
+    """pyspark / z3 / hypothesis are extras: without one, its subcommand says what to install, exit 3."""
+    from kreassign import cli
+
+    def needs_z3(_parser):
+        raise ModuleNotFoundError("No module named 'z3'", name="z3")
+
+    monkeypatch.setitem(cli.SUBCOMMANDS, "prove", ("prove", "fake.module:register"))
+    monkeypatch.setattr(cli, "import_module", lambda _m: SimpleNamespace(register=needs_z3))
+    assert cli.main(["prove"]) == 3
+    assert "pip install 'kreassign[prove]'" in capsys.readouterr().err
 
 
 def test_the_graph_sees_deferred_imports(tmp_path):

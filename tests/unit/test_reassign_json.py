@@ -393,7 +393,7 @@ def test_cli_validate(run, files) -> None:
 
 def test_cli_validate_invalid_names_the_field(run, files) -> None:
     code, out, err = run("validate", str(files / "bad.json"))
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")
     problem = "broker 1 appears more than once (first at [0])"
     assert err == f"kreassign reassign-json: partitions[0].replicas[1]: {problem}\n"
 
@@ -402,23 +402,24 @@ def test_cli_validate_against_a_cluster(run, files) -> None:
     code, _, err = run(
         "validate", "-", "--state", str(files / "state.json"), stdin=plan_text(entry(replicas=[1, 9]))
     )
-    assert code == 1
+    assert code == 2
     assert err == "kreassign reassign-json: partitions[0].replicas[1]: broker 9 is not registered\n"
 
 
 def test_cli_reports_invalid_json_with_the_file_and_position(run, files) -> None:
     code, _, err = run("normalize", "-", stdin='{"version":1,\n  "partitions": [1,]}')
-    assert code == 1
+    assert code == 2
     assert err.startswith("kreassign reassign-json: <stdin>: invalid JSON at line 2, column 20: ")
     code, _, err = run("rollback", str(files / "plan.json"), "--state", str(files / "bad.json"))
-    assert (code, err) == (1, f"kreassign reassign-json: {files / 'bad.json'}: version: unknown field\n")
+    assert code == 2 and err.startswith(f"kreassign reassign-json: {files / 'bad.json'}: version: unknown field")
+    assert "expected a kreassign cluster state JSON; this looks like a reassignment JSON" in err  # and --current
 
 
 def test_cli_normalize_from_stdin(run) -> None:
     text = '{"partitions":[{"replicas":[2,1],"topic":"t","partition":0}],"version":1}'
-    assert run("normalize", "-", stdin=text) == (
+    assert run("normalize", "-", stdin=text) == (  # Kafka's formatAsReassignmentJson: log_dirs always written
         0,
-        '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,1]}]}\n',
+        '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,1],"log_dirs":["any","any"]}]}\n',
         "",
     )
 
@@ -434,7 +435,7 @@ def test_cli_to_request_and_back(run, files) -> None:
     code, out, _ = run("to-request", "--cancel", str(files / "plan.json"))
     assert json.loads(out)["topics"][0]["partitions"][1] == {"partition_index": 1, "replicas": None}
     code, _, err = run("from-request", "-", stdin=out)
-    assert code == 1
+    assert code == 2
     assert err.startswith("kreassign reassign-json: topics[0].partitions[0].replicas: null replicas cancel")
 
 
@@ -448,7 +449,7 @@ def test_cli_from_list(run) -> None:
         "",
     )
     code, _, err = run("from-list", "-", stdin='{"topics": 3}')
-    assert (code, err) == (1, "kreassign reassign-json: topics: expected a list, got 3\n")
+    assert (code, err) == (2, "kreassign reassign-json: topics: expected a list, got 3\n")
 
 
 def test_cli_rollback(run, files) -> None:
@@ -461,13 +462,13 @@ def test_cli_rollback(run, files) -> None:
     code, _, err = run(
         "rollback", "-", "--state", str(files / "state.json"), stdin=plan_text(entry(partition=4))
     )
-    assert code == 1
+    assert code == 2
     assert err.startswith("kreassign reassign-json: partitions[0]: Unable to find partition: foo-4")
 
 
 def test_cli_kip236_flag(run) -> None:
     text = plan_text(entry(original_replicas=[2, 3]))
-    assert run("validate", "-", stdin=text)[0] == 1
+    assert run("validate", "-", stdin=text)[0] == 2
     assert run("validate", "--kip236", "-", stdin=text)[0] == 0
 
 
@@ -479,12 +480,12 @@ def test_cli_usage_errors_exit_2(run, files) -> None:
     assert (code, err) == (2, "kreassign reassign-json: --state: FILE and --state cannot both read stdin\n")
 
 
-def test_cli_missing_and_non_utf8_files_exit_1(run, files) -> None:
+def test_cli_missing_and_non_utf8_files_exit_2(run, files) -> None:
     code, _, err = run("validate", str(files / "nope.json"))
-    assert (code, err) == (1, f"kreassign reassign-json: {files / 'nope.json'}: No such file or directory\n")
+    assert (code, err) == (2, f"kreassign reassign-json: {files / 'nope.json'}: No such file or directory\n")
     (files / "latin1.json").write_bytes(b'{"version":1,"partitions":[{"topic":"\xe9"}]}')
     code, _, err = run("validate", str(files / "latin1.json"))
-    assert code == 1 and "not UTF-8 text" in err
+    assert code == 2 and "not UTF-8 text" in err
 
 
 def test_cli_out_writes_the_file(run, files) -> None:
@@ -501,7 +502,7 @@ def test_cli_out_is_untouched_when_the_input_is_invalid(run, files) -> None:
     out = files / "out.json"
     out.write_text("precious\n")
     code, _, _ = run("normalize", str(files / "bad.json"), "--out", str(out))
-    assert code == 1
+    assert code == 2
     assert out.read_text() == "precious\n"
 
 
@@ -514,12 +515,12 @@ def test_cli_out_is_untouched_when_the_write_fails(run, files, monkeypatch) -> N
 
     monkeypatch.setattr(cli_reassign_json.os, "replace", fail)
     code, _, err = run("normalize", str(files / "plan.json"), "--out", str(out))
-    assert (code, err) == (1, f"kreassign reassign-json: {out}: No space left on device\n")
+    assert (code, err) == (3, f"kreassign reassign-json: {out}: No space left on device\n")
     assert out.read_text() == "precious\n"
     assert sorted(p.name for p in files.iterdir()) == ["bad.json", "out.json", "plan.json", "state.json"]
 
 
 def test_cli_out_into_a_missing_directory_fails_cleanly(run, files) -> None:
     code, _, err = run("normalize", str(files / "plan.json"), "--out", str(files / "no" / "out.json"))
-    assert code == 1 and err.startswith(f"kreassign reassign-json: {files / 'no' / 'out.json'}: ")
+    assert code == 2 and err.startswith(f"kreassign reassign-json: {files / 'no' / 'out.json'}: ")
     assert not os.path.exists(files / "no")

@@ -29,7 +29,7 @@ from kreassign.checker.fuzz.stateful import (
 )
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference.kraft import KraftProfile
-from kreassign.spec.known_violations import known_violation
+from kreassign.spec.findings import known_violation
 from kreassign.spec.state import ordered_minus
 
 from kreassign.cli import main

@@ -46,9 +46,9 @@ def test_ascending_targets_leave_only_the_identity():
 
 
 def test_reduced_counterexamples_are_concrete_and_replay(tmp_path, monkeypatch):
-    from kreassign.spec import known_violations
+    from kreassign.spec import findings
 
-    monkeypatch.setattr(known_violations, "KNOWN", {})  # report, and write, every violation
+    monkeypatch.setattr(findings, "FINDINGS", ())  # report, and write, every violation
     result = check_model("kip455", BOUNDS, out_dir=str(tmp_path), symmetry=True, minimize_counterexamples=False)
     files = [v.counterexample for v in result.properties.values() if v.status == VIOLATED and v.counterexample]
     assert files

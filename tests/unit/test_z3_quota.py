@@ -22,7 +22,7 @@ from kreassign.checker.z3.quota import (
 )
 from kreassign.reference import quota as ref
 from kreassign.spec import quota as Q
-from kreassign.spec.known_violations import KNOWN
+from kreassign.spec.findings import broken
 
 
 @pytest.mark.parametrize("profile,size", [("kip599", "small"), ("kip599", "quota-change"), ("kip599", "rounding"),
@@ -66,7 +66,7 @@ def test_quota_verdicts_match_the_explorer(profile, tmp_path):
     refuted = {n for n, r in results.items() if r.verdict == REFUTED}
     assert proved == {Q.TOKENS_WITHIN_BURST, Q.STRICT_OVERDRAFT_BOUNDED, Q.PERMISSIVE_NEVER_REJECTS,
                       Q.THROTTLE_NEVER_NEGATIVE}
-    assert refuted == set(KNOWN[profile])
+    assert refuted == set(broken(profile))
     for name in refuted:
         trace = read_trace(results[name].counterexample)
         assert (trace.model, trace.profile, trace.engine) == ("quota", profile, "z3")

@@ -12,15 +12,15 @@ import pytest
 import z3
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.traces.replay import replay
 from kreassign.checker.traces.format import read_trace
+from kreassign.checker.traces.replay import replay
 from kreassign.checker.z3.diff import differential
 from kreassign.checker.z3.encoding import Bmc, houdini, mask, subset
-from kreassign.checker.z3.prove import INVARIANT, PROVED, REFUTED, UNKNOWN, prove_reassignment
 from kreassign.checker.z3.profiles import encoding
+from kreassign.checker.z3.prove import INVARIANT, PROVED, REFUTED, UNKNOWN, prove_reassignment
 from kreassign.checker.z3.reassign import Kraft37Encoding, KraftEncoding
 from kreassign.reference.kraft import KraftProfile
-from kreassign.spec.known_violations import KNOWN
+from kreassign.spec.findings import broken
 from kreassign.spec.state import ordered_minus
 
 #: small enough for the tests, large enough for every action: a request, an override, a cancel, a failure
@@ -114,7 +114,7 @@ def test_kraft_proofs_and_refutations_match_the_explorer(width, tmp_path):
                       "isr_non_empty", "epochs_monotone", "completion_reaches_target",
                       "admin_action_keeps_a_leader", "cancel_rejected_cleanly"}
     # every set-level violation the explorer finds, and nothing else
-    assert refuted == set(KNOWN["kraft"]) - {"cancel_restores_original_order"}
+    assert refuted == set(broken("kraft")) & set(results) - {"cancel_restores_original_order", "committed_records_kept"}
     assert results["cancel_restores_original_order"].verdict == UNKNOWN
     for name in refuted:
         assert results[name].brokers == (3, 3)
@@ -125,7 +125,8 @@ def test_kraft_proofs_and_refutations_match_the_explorer(width, tmp_path):
 def test_kraft_3_7_refutes_completion_and_proves_the_rest(tmp_path):
     results = {r.property: r for r in prove_reassignment("kraft-3.7", max_brokers=8, out_dir=str(tmp_path))}
     refuted = {n for n, r in results.items() if r.verdict == REFUTED}
-    assert refuted == set(KNOWN["kraft-3.7"]) - {"cancel_restores_original_order", "reassignment_can_finish"}
+    assert refuted == set(broken("kraft-3.7")) & set(results) - {"cancel_restores_original_order", "reassignment_can_finish",
+                                                  "reassignment_can_finish_in_sync", "committed_records_kept"}
     trace = read_trace(results["completion_reaches_target"].counterexample)
     assert (trace.profile, trace.model, trace.engine) == ("kraft-3.7", "reassignment", "z3")
     assert replay(trace).reproduces

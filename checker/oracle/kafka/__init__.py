@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kreassign.errors import InfraError, UsageError
+from kreassign.checker.oracle.adapters import ImplementationError, SubprocessImplementation, default_timeout
 from kreassign.spec import actions as A
 from kreassign.spec.codec import to_json
 from kreassign.spec.state import ClusterState
 
-from kreassign.checker.oracle.adapters import ImplementationError, SubprocessImplementation, default_timeout
+from kreassign.errors import InfraError, UsageError
 
 #: where the adapter's Java source lives (package data)
 JAVA_ROOT = Path(__file__).resolve().parent / "java"
@@ -115,7 +115,7 @@ RUNTIME_GLOBS = ("jackson-databind-2.*.jar", "jackson-core-2.*.jar", "jackson-an
 def expand_classpath(spec: str) -> list[Path]:
     """A directory of jars (a Kafka distribution's libs/), or jars / directories separated by ':' or ','."""
     out: list[Path] = []
-    for part in re.split(r"[,%s]" % re.escape(os.pathsep), spec):
+    for part in re.split(f"[,{re.escape(os.pathsep)}]", spec):
         part = part.strip()
         if not part:
             continue
@@ -151,7 +151,7 @@ def kafka_version(jars: list[Path]) -> str | None:
                 text = z.read("kafka/kafka-version.properties").decode("utf-8", "replace")
         except (KeyError, zipfile.BadZipFile, OSError):
             continue
-        m = re.search(r"^version=(.+)$", text, re.M)
+        m = re.search(r"^version=(.+)$", text, re.MULTILINE)
         if m:
             return m.group(1).strip()
     return None
@@ -229,7 +229,7 @@ def compile_adapter(setup: KafkaSetup) -> Path:
     try:
         proc = subprocess.run(
             [setup.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", setup.classpath, str(ADAPTER_SOURCE)],
-            capture_output=True, text=True, timeout=300,
+            capture_output=True, text=True, timeout=300, check=False,
         )
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
@@ -256,7 +256,7 @@ def prepare(classpath: str | None = None) -> KafkaSetup:
 
 # -- the implementation spec ------------------------------------------------------------------------------
 
-SPEC_RE = re.compile(r"^kafka(?:\[(?P<opts>.*)\])?$", re.S)
+SPEC_RE = re.compile(r"^kafka(?:\[(?P<opts>.*)\])?$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -264,6 +264,7 @@ class KafkaOptions:
     classpath: str | None = None
     metadata_version: str = DEFAULT_METADATA_VERSION
     bug: str | None = None
+    zk_migration: bool = False  # ZooKeeper-migration mode (the controller's zookeeper.metadata.migration.enable)
 
 
 def is_kafka_spec(spec: str) -> bool:
@@ -281,16 +282,19 @@ def parse_spec(spec: str) -> KafkaOptions:
         for item in re.split(r",(?=[a-z.\-_]+=)", opts):
             key, sep, value = item.partition("=")
             key = key.strip().replace("-", "_").replace(".", "_")
-            if not sep or key not in ("classpath", "kafka_classpath", "metadata_version", "bug"):
+            if not sep or key not in ("classpath", "kafka_classpath", "metadata_version", "bug", "zk_migration"):
                 raise UsageError(f"implementation {spec!r}: unknown option {item.strip()!r} "
-                                 "(classpath, metadata.version, bug)")
+                                 "(classpath, metadata.version, zk-migration, bug)")
             values["classpath" if key == "kafka_classpath" else key] = value.strip()
     mv = values.get("metadata_version", DEFAULT_METADATA_VERSION)
     check_metadata_version(mv)
     bug = values.get("bug") or os.environ.get(BUG_ENV) or None
     if bug is not None and bug not in BUGS:
         raise UsageError(f"implementation {spec!r}: unknown planted bug {bug!r} ({', '.join(BUGS)})")
-    return KafkaOptions(values.get("classpath") or None, mv, bug)
+    zk = values.get("zk_migration", "false").lower()
+    if zk not in ("true", "false"):
+        raise UsageError(f"implementation {spec!r}: zk-migration: expected true or false, got {zk!r}")
+    return KafkaOptions(values.get("classpath") or None, mv, bug, zk == "true")
 
 
 def check_metadata_version(mv: str) -> str:
@@ -332,10 +336,17 @@ class KafkaImplementation(SubprocessImplementation):
                 "--metadata-version", self.options.metadata_version]
         if self.options.bug:
             argv += ["--bug", self.options.bug]
+        if self.options.zk_migration:
+            argv.append("--zk-migration")
         super().__init__(shlex.join(argv), timeout=default_timeout() if timeout is None else timeout)
         self.spec = make_spec(self.options.classpath, self.options.metadata_version)
+        if self.options.zk_migration:
+            self.spec = (self.spec[:-1] + ",zk-migration=true]") if self.spec.endswith("]") else self.spec + "[zk-migration=true]"
         self._pending: tuple[str, ClusterState] | None = None
         self._current: ClusterState | None = None
+        # prefetch(): Kafka's outcomes of every action from one state, fetched in one round trip
+        self._prefetched: tuple[ClusterState, dict[Any, dict[str, Any]]] | None = None
+        self.round_trips = 0
 
     # -- the Implementation protocol, with the reset folded into the next apply --------------------------
     def reset(self, profile: str, state: ClusterState) -> None:
@@ -349,21 +360,59 @@ class KafkaImplementation(SubprocessImplementation):
         state, response, _ = self.apply_with_records(action)
         return state, response
 
+    def prefetch(self, state: ClusterState, actions: list[Any]) -> None:
+        """Ask Kafka for the outcome of every action from `state` in one request (the `batch` op);
+        the next reset(state) + apply(action) pairs are answered from it."""
+        wanted = [a for a in actions if not isinstance(a, REPLICATION_ACTIONS)]
+        if not wanted:
+            return
+        data = self.request({"op": "batch", "profile": "kraft", "state": to_json(state),
+                             "actions": [to_json(a) for a in wanted]})
+        self.round_trips += 1
+        results = data.get("results")
+        if not isinstance(results, list) or len(results) != len(wanted):
+            raise self._fail("malformed reply to 'batch': expected one result per action")
+        self._prefetched = (state, dict(zip(wanted, results)))
+
     def apply_with_records(self, action: Any, records: bool = False) -> tuple[ClusterState, object, list[dict]]:
         """One step; with `records`, also the step's metadata records as kafka-dump-log prints their payload."""
         if isinstance(action, REPLICATION_ACTIONS):
             return self._replication_step(action)
+        cached = self._from_prefetch(action) if not records else None
+        if cached is not None:
+            return cached
         message: dict[str, Any] = {"op": "apply", "action": to_json(action)}
         if self._pending is not None:
             message["profile"], message["state"] = self._pending[0], to_json(self._pending[1])
         if records:
             message["records"] = True
         data = self.request(message)
+        self.round_trips += 1
         self._pending = None
         state, response = self._decode_apply(data)
         state = self._refresh_logs(state)
         self._current = state
         return state, response, list(data.get("records", []))
+
+    def _from_prefetch(self, action: Any) -> tuple[ClusterState, object, list[dict]] | None:
+        if self._prefetched is None or self._pending is None:
+            return None
+        state, results = self._prefetched
+        if self._pending[1] is not state and self._pending[1] != state:
+            self._prefetched = None
+            return None
+        data = results.get(action)
+        if data is None:
+            return None
+        if not data.get("ok"):
+            from kreassign.checker.oracle.adapters import ImplementationRefused
+
+            raise ImplementationRefused(f"{self.spec}: the implementation refused 'apply': {data.get('error')}")
+        new_state, response = self._decode_apply(data)
+        new_state = self._refresh_logs(new_state)
+        self._pending = ("kraft", new_state)  # the JVM holds another state: an apply without reset sends this one
+        self._current = new_state
+        return new_state, response, []
 
     def _decode_apply(self, data: dict[str, Any]) -> tuple[ClusterState, object]:
         from kreassign.checker.oracle.adapters import decode_response
@@ -400,6 +449,13 @@ class KafkaImplementation(SubprocessImplementation):
         self._current = state
         return state, step.response, []
 
+    def dump_log(self) -> list[str]:
+        """The metadata log since the last reset (bootstrap records, then one batch per step's records)
+        as `kafka-dump-log.sh --cluster-metadata-decoder` prints a __cluster_metadata segment."""
+        if self._pending is not None:
+            raise ImplementationError(f"{self.spec}: dump_log before any apply since the last reset")
+        return list(self.request({"op": "dump_log"})["lines"])
+
     def version_info(self) -> dict[str, Any]:
         """Kafka's version and commit, the metadata.version and the JVM's version, as the adapter reports them."""
         return self.request({"op": "version"})
@@ -412,11 +468,11 @@ def load(spec: str, *, timeout: float | None = None) -> KafkaImplementation:
 
 __all__ = [
     "DEFAULT_METADATA_VERSION",
+    "SUPPORTED_METADATA_VERSIONS",
     "KafkaImplementation",
     "KafkaOptions",
     "KafkaSetup",
     "KafkaSetupError",
-    "SUPPORTED_METADATA_VERSIONS",
     "check_metadata_version",
     "compile_adapter",
     "is_kafka_spec",

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import REASSIGNMENT, model_kind
 from kreassign.checker.oracle.differential import DifferentialModel
+from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
 
 from . import KafkaImplementation, parse_spec
 from .differences import explain
@@ -30,21 +32,41 @@ class LockstepStats:
         return {"steps": self.steps, "mismatches": self.mismatches, "allowed_differences": dict(self.allowed)}
 
 
-def reference_profile(metadata_version: str):
-    """The reference's kraft profile at a metadata.version (the ISR-shrink epoch rule depends on it)."""
+def reference_profile(metadata_version: str = "3.9-IV0", controller_actions: tuple[str, ...] = (),
+                      zk_migration: bool = False):
+    """The reference's kraft profile at a metadata.version (the ISR-shrink epoch rule depends on it),
+    enumerating the opt-in controller actions (`--kraft-actions`)."""
     from kreassign.reference.kraft import KraftProfile
 
-    return KraftProfile(metadata_version=metadata_version)
+    return KraftProfile(metadata_version=metadata_version, controller_actions=tuple(controller_actions),
+                        zk_migration=zk_migration)
+
+
+class KraftActionsModel(ReassignmentModel):
+    """The reference's kraft model with the opt-in controller actions and their properties."""
+
+    def properties(self):
+        return [*super().properties(), *KRAFT_CONTROLLER_PROPERTIES]
 
 
 class KafkaLockstepModel(DifferentialModel):
     """The kraft model stepping Kafka's controller; declared abstractions are not mismatches."""
 
-    def __init__(self, bounds: Bounds | None, impl: KafkaImplementation, spec: str, stats: LockstepStats):
-        super().__init__(reference_profile(impl.options.metadata_version), bounds, impl, spec)
+    def __init__(self, bounds: Bounds | None, impl: KafkaImplementation, spec: str, stats: LockstepStats,
+                 controller_actions: tuple[str, ...] = ()):
+        super().__init__(reference_profile(impl.options.metadata_version, controller_actions, impl.options.zk_migration),
+                         bounds, impl, spec)
         self.profile_name = "kraft"
         self.name = "kraft"
         self.stats = stats
+
+    def successors(self, state):
+        # one round trip per explored state: Kafka answers every enabled action at once (the `batch` op)
+        actions = list(self.actions(state))
+        self.impl.prefetch(state.cluster, actions)
+        for a in actions:
+            nxt, label = self.step(state, a)
+            yield label, nxt
 
     def step(self, state, action):
         nxt, label = super().step(state, action)
@@ -58,31 +80,38 @@ class KafkaLockstepModel(DifferentialModel):
                 self.stats.mismatches += 1
         return nxt, label
 
+    def properties(self):
+        # the controller actions' properties are vacuous unless those actions are explored
+        return [*super().properties(), *KRAFT_CONTROLLER_PROPERTIES]
+
     def describe(self) -> dict[str, Any]:
+        # the bounds only (a trace's bounds must load anywhere); the metadata.version is in the
+        # implementation's name, e.g. kafka[metadata.version=3.5-IV2]
         out = super().describe()
         out["profile"] = "kraft"
-        out["metadata_version"] = self.impl.options.metadata_version
         return out
 
 
-def kafka_factory(spec: str = "kafka"):
-    """`factory(profile, bounds) -> Model` for check_model; one JVM for every model of the run."""
+def kafka_factory(spec: str = "kafka", controller_actions: tuple[str, ...] = (), impl: KafkaImplementation | None = None):
+    """`factory(profile, bounds) -> Model` for check_model; one JVM for every model of the run
+    (`impl`: an already running one, which close() then leaves running)."""
     options = parse_spec(spec)
     holder: dict[str, KafkaImplementation] = {}
+    shared = impl
     stats = LockstepStats()
 
     def factory(profile: str, bounds: Any) -> KafkaLockstepModel:
         if model_kind(profile) != REASSIGNMENT or profile != "kraft":
             raise ValueError(f"--impl kafka checks the kraft profile (Kafka 3.9's KRaft controller), not {profile!r}")
         if "impl" not in holder:
-            holder["impl"] = KafkaImplementation(options)
+            holder["impl"] = shared if shared is not None else KafkaImplementation(options)
         if bounds is not None and not isinstance(bounds, Bounds):
             bounds = bounds_from_mapping(dict(bounds))
-        return KafkaLockstepModel(bounds, holder["impl"], holder["impl"].spec, stats)
+        return KafkaLockstepModel(bounds, holder["impl"], holder["impl"].spec, stats, controller_actions)
 
     def close() -> None:
         impl = holder.pop("impl", None)
-        if impl is not None:
+        if impl is not None and impl is not shared:
             impl.close()
 
     factory.close = close  # type: ignore[attr-defined]
@@ -91,4 +120,44 @@ def kafka_factory(spec: str = "kafka"):
     return factory
 
 
-__all__ = ["KafkaLockstepModel", "LockstepStats", "kafka_factory", "reference_profile"]
+def replay_against_kafka(trace: Any, spec: str = "kafka", impl: KafkaImplementation | None = None):
+    """`replay_against_impl` for Kafka: the reference at Kafka's metadata.version, declared differences allowed."""
+    from kreassign.checker.oracle.adapters import ImplementationError
+    from kreassign.checker.oracle.differential import ReplayImplementationError, _replay
+    from kreassign.checker.traces.format import TraceError
+
+    if trace.model != REASSIGNMENT or trace.profile != "kraft":
+        raise TraceError(f"profile: --impl kafka replays kraft traces only, this one is {trace.profile!r}")
+    try:
+        bounds = bounds_from_mapping({k: v for k, v in dict(trace.bounds).items() if k != "metadata_version"})
+    except ValueError as e:
+        raise TraceError(f"bounds: {e}") from None
+    shared = impl
+    try:
+        impl = shared if shared is not None else KafkaImplementation(parse_spec(spec))
+    except ImplementationError as e:
+        raise ReplayImplementationError(str(e)) from e
+    try:
+        return _replay(KafkaLockstepModel(bounds, impl, impl.spec, LockstepStats()), trace)
+    except ImplementationError as e:
+        raise ReplayImplementationError(str(e)) from None
+    finally:
+        if impl is not shared:
+            impl.close()
+
+
+#: one loaded implementation per spec for the oracle's `check` op with "impl" (the JVM stays up)
+_ORACLE_IMPLS: dict[str, KafkaImplementation] = {}
+
+
+def observe(spec: str, state: Any, action: Any) -> tuple[Any, Any]:
+    """Kafka's outcome of one step, for `kreassign oracle`'s check op ({"impl": "kafka", ...})."""
+    impl = _ORACLE_IMPLS.get(spec)
+    if impl is None:
+        impl = _ORACLE_IMPLS[spec] = KafkaImplementation(parse_spec(spec))
+    impl.reset("kraft", state)
+    return impl.apply(action)
+
+
+__all__ = ["KafkaLockstepModel", "KraftActionsModel", "LockstepStats", "kafka_factory", "observe", "reference_profile",
+           "replay_against_kafka"]

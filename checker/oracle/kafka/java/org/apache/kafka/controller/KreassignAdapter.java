@@ -115,7 +115,7 @@ public final class KreassignAdapter {
 
     /** A clock the adapter moves by hand (session expiry). */
     static final class ManualTime implements Time {
-        long nanos = 1_000_000_000_000L;
+        long nanos = 1_700_000_000_000_000_000L; // 2023-11-14T22:13:20Z, as batch timestamps
         public long milliseconds() { return nanos / 1_000_000L; }
         public long nanoseconds() { return nanos; }
         public void sleep(long ms) { nanos += ms * 1_000_000L; }
@@ -184,7 +184,11 @@ public final class KreassignAdapter {
     final boolean zkMigration;
     final String bug;
     Controller ctl;
+    long restarts = 0;
     JsonNode current; // the state of the last reset (its topic order, broker list and logs)
+    // the metadata log since the last reset, as the record batches the controller would have written
+    final List<List<ApiMessageAndVersion>> batches = new ArrayList<>();
+    final List<Long> batchTimes = new ArrayList<>();
 
     KreassignAdapter(MetadataVersion mv, boolean zkMigration, String bug) {
         this.mv = mv;
@@ -195,6 +199,12 @@ public final class KreassignAdapter {
     // -- ids ----------------------------------------------------------------------------------------
 
     static long brokerEpoch(int id) { return 100L + id; }
+
+    /** The broker's epoch as registered now (a restart gives it a new one); -1 if it is not registered. */
+    long currentEpoch(int id) {
+        org.apache.kafka.metadata.BrokerRegistration reg = ctl.cluster.registration(id);
+        return reg == null ? -1L : reg.epoch();
+    }
 
     static Uuid dirOf(int id) { return new Uuid(0x6B72656173736967L, 0x1000L + id); }           // "kreassig"
 
@@ -209,6 +219,11 @@ public final class KreassignAdapter {
     void reset(JsonNode state) {
         ctl = new Controller(mv, zkMigration);
         current = state;
+        batches.clear();
+        batchTimes.clear();
+        // bootstrap: the metadata.version, then each broker's registration, then each topic (one batch each)
+        appendBatch(Collections.singletonList(new ApiMessageAndVersion(new FeatureLevelRecord()
+            .setName(MetadataVersion.FEATURE_NAME).setFeatureLevel(mv.featureLevel()), (short) 0)));
         List<ApiMessageAndVersion> records = new ArrayList<>();
         for (JsonNode b : state.path("brokers")) {
             if (!b.path("registered").asBoolean(true)) continue;
@@ -219,12 +234,17 @@ public final class KreassignAdapter {
             r.endPoints().add(new RegisterBrokerRecord.BrokerEndpoint().setName("PLAINTEXT").setHost("localhost")
                 .setPort(9092 + id).setSecurityProtocol(SecurityProtocol.PLAINTEXT.id));
             if (mv.isDirectoryAssignmentSupported()) r.setLogDirs(Collections.singletonList(dirOf(id)));
-            records.add(new ApiMessageAndVersion(r, mv.registerBrokerRecordVersion()));
+            appendBatch(Collections.singletonList(new ApiMessageAndVersion(r, mv.registerBrokerRecordVersion())));
         }
         for (JsonNode t : state.path("topics")) {
             String name = t.path("name").asText();
             Uuid id = topicIdOf(name);
+            records = new ArrayList<>();
             records.add(new ApiMessageAndVersion(new TopicRecord().setName(name).setTopicId(id), (short) 0));
+            if (t.path("unclean_leader_election").asBoolean(false)) {
+                records.add(new ApiMessageAndVersion(new ConfigRecord().setResourceType(ConfigResource.Type.TOPIC.id())
+                    .setResourceName(name).setName(UNCLEAN).setValue("true"), (short) 0));
+            }
             int index = 0;
             for (JsonNode p : t.path("partitions")) {
                 PartitionRecord r = new PartitionRecord().setPartitionId(index++).setTopicId(id)
@@ -239,12 +259,17 @@ public final class KreassignAdapter {
                 }
                 records.add(new ApiMessageAndVersion(r, mv.partitionRecordVersion()));
             }
-            if (t.path("unclean_leader_election").asBoolean(false)) {
-                records.add(new ApiMessageAndVersion(new ConfigRecord().setResourceType(ConfigResource.Type.TOPIC.id())
-                    .setResourceName(name).setName(UNCLEAN).setValue("true"), (short) 0));
-            }
+            appendBatch(records);
         }
+    }
+
+    /** Replay records as one batch of the metadata log (a reset's bootstrap records are replayed as they are). */
+    void appendBatch(List<ApiMessageAndVersion> records) {
         for (ApiMessageAndVersion r : records) ctl.replay(r);
+        if (!records.isEmpty()) {
+            batches.add(new ArrayList<>(records));
+            batchTimes.add(ctl.time.milliseconds());
+        }
     }
 
     // -- apply ----------------------------------------------------------------------------------------
@@ -325,6 +350,18 @@ public final class KreassignAdapter {
                 return sessionExpires(action.path("broker").asInt());
             case "BrokerRecover":
                 return heartbeat(action.path("broker").asInt());
+            case "BrokerControlledShutdown":
+                return controlledShutdown(action.path("broker").asInt());
+            case "BrokerRestart":
+                return restart(action.path("broker").asInt());
+            case "BalanceLeaders": {
+                ControllerResult<Boolean> r = ctl.replication.maybeBalancePartitionLeaders();
+                return new Outcome(r.records(), ack(Errors.NONE, null));
+            }
+            case "ElectUncleanLeaders": {
+                ControllerResult<Boolean> r = ctl.replication.maybeElectUncleanLeaders();
+                return new Outcome(r.records(), ack(Errors.NONE, null));
+            }
             case "ElectLeaders":
                 return electLeaders(action.path("topic").asText(), action.path("partition").asInt(), action.path("election").asText());
             case "ControllerFailover": {
@@ -447,11 +484,58 @@ public final class KreassignAdapter {
     /** The broker heartbeats, caught up with the metadata log: a fenced broker is unfenced. */
     Outcome heartbeat(int broker) {
         OptionalLong registered = ctl.cluster.registerBrokerRecordOffset(broker);
-        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(brokerEpoch(broker))
+        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(currentEpoch(broker))
             .setCurrentMetadataOffset(ctl.offset).setWantFence(false).setWantShutDown(false);
         ControllerResult<BrokerHeartbeatReply> r;
         try {
             r = ctl.replication.processBrokerHeartbeat(req, registered.orElse(0L));
+        } catch (ApiException e) {
+            return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
+        }
+        return new Outcome(r.records(), ack(Errors.NONE, null));
+    }
+
+    /** A heartbeat asking to shut down; as QuorumController, a granted controlled shutdown records its offset. */
+    Outcome controlledShutdown(int broker) {
+        OptionalLong registered = ctl.cluster.registerBrokerRecordOffset(broker);
+        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(currentEpoch(broker))
+            .setCurrentMetadataOffset(ctl.offset).setWantFence(false).setWantShutDown(true);
+        ControllerResult<BrokerHeartbeatReply> r;
+        try {
+            r = ctl.replication.processBrokerHeartbeat(req, registered.orElse(0L));
+        } catch (ApiException e) {
+            return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
+        }
+        replayStep(r.records());
+        if (r.response().inControlledShutdown()) {
+            ctl.cluster.heartbeatManager().maybeUpdateControlledShutdownOffset(broker, ctl.offset - 1);
+        }
+        return new Outcome(r.records(), ack(Errors.NONE, null)).alreadyReplayed();
+    }
+
+    /**
+     * The broker restarts after an unclean shutdown: its session expired (the clock passes the timeout,
+     * the other brokers heartbeat) and it registers a new incarnation before the controller fenced it.
+     */
+    Outcome restart(int broker) {
+        BrokerHeartbeatManager hb = ctl.cluster.heartbeatManager();
+        ctl.time.sleep(SESSION_TIMEOUT_MS + 1);
+        for (Map.Entry<Integer, org.apache.kafka.metadata.BrokerRegistration> e : ctl.cluster.brokerRegistrations().entrySet()) {
+            if (e.getKey() != broker) hb.touch(e.getKey(), e.getValue().fenced(), Long.MAX_VALUE);
+        }
+        org.apache.kafka.common.message.BrokerRegistrationRequestData req = new org.apache.kafka.common.message.BrokerRegistrationRequestData()
+            .setBrokerId(broker).setClusterId(ctl.cluster.clusterId()).setIsMigratingZkBroker(false)
+            .setIncarnationId(new Uuid(0x696E6361726E0000L + (++restarts), 0x1000L + broker)).setRack(null);
+        req.listeners().add(new org.apache.kafka.common.message.BrokerRegistrationRequestData.Listener()
+            .setName("PLAINTEXT").setHost("localhost").setPort(9092 + broker).setSecurityProtocol(SecurityProtocol.PLAINTEXT.id));
+        req.features().add(new org.apache.kafka.common.message.BrokerRegistrationRequestData.Feature()
+            .setName(MetadataVersion.FEATURE_NAME).setMinSupportedVersion(MetadataVersion.MINIMUM_KRAFT_VERSION.featureLevel())
+            .setMaxSupportedVersion(mv.featureLevel()));
+        if (mv.isDirectoryAssignmentSupported()) req.setLogDirs(Collections.singletonList(dirOf(broker)));
+        ControllerResult<org.apache.kafka.metadata.BrokerRegistrationReply> r;
+        try {
+            // the new broker epoch is the offset of its RegisterBrokerRecord, as in QuorumController
+            r = ctl.cluster.registerBroker(req, ctl.offset, ctl.features.finalizedFeatures(Long.MAX_VALUE));
         } catch (ApiException e) {
             return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
         }
@@ -483,6 +567,10 @@ public final class KreassignAdapter {
     // -- replaying a step ----------------------------------------------------------------------------
 
     void replayStep(List<ApiMessageAndVersion> records) {
+        if (!records.isEmpty()) {
+            batches.add(new ArrayList<>(records));
+            batchTimes.add(ctl.time.milliseconds());
+        }
         for (ApiMessageAndVersion r : records) {
             if ("wrong-partition".equals(bug) && r.message() instanceof PartitionChangeRecord) {
                 PartitionChangeRecord c = ((PartitionChangeRecord) r.message()).duplicate();
@@ -552,6 +640,52 @@ public final class KreassignAdapter {
         return json;
     }
 
+    /** Write the batches as a __cluster_metadata segment would hold them and print them as DumpLogSegments does. */
+    List<String> dumpLog() {
+        List<String> out = new ArrayList<>();
+        out.add("Dumping 00000000000000000000.log");
+        out.add("Log starting offset: 0");
+        long offset = 0;
+        long position = 0;
+        org.apache.kafka.server.common.serialization.RecordSerde<ApiMessageAndVersion> serde =
+            org.apache.kafka.metadata.MetadataRecordSerde.INSTANCE;
+        for (int b = 0; b < batches.size(); b++) {
+            long time = batchTimes.get(b);
+            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(1 << 16);
+            org.apache.kafka.common.record.MemoryRecordsBuilder builder = org.apache.kafka.common.record.MemoryRecords.builder(
+                buffer, org.apache.kafka.common.record.RecordBatch.MAGIC_VALUE_V2,
+                org.apache.kafka.common.compress.Compression.NONE, org.apache.kafka.common.record.TimestampType.CREATE_TIME,
+                offset, time, -1L, (short) -1, -1, false, false, 1);
+            for (ApiMessageAndVersion r : batches.get(b)) {
+                org.apache.kafka.common.protocol.ObjectSerializationCache cache = new org.apache.kafka.common.protocol.ObjectSerializationCache();
+                int size = serde.recordSize(r, cache);
+                java.nio.ByteBuffer value = java.nio.ByteBuffer.allocate(size);
+                serde.write(r, cache, new org.apache.kafka.common.protocol.ByteBufferAccessor(value));
+                value.flip();
+                builder.appendWithOffset(offset++, time, null, value);
+            }
+            org.apache.kafka.common.record.MemoryRecords records = builder.build();
+            for (org.apache.kafka.common.record.MutableRecordBatch batch : records.batches()) {
+                out.add("baseOffset: " + batch.baseOffset() + " lastOffset: " + batch.lastOffset() + " count: " + batch.countOrNull() +
+                    " baseSequence: " + batch.baseSequence() + " lastSequence: " + batch.lastSequence() +
+                    " producerId: " + batch.producerId() + " producerEpoch: " + batch.producerEpoch() +
+                    " partitionLeaderEpoch: " + batch.partitionLeaderEpoch() + " isTransactional: " + batch.isTransactional() +
+                    " isControl: " + batch.isControlBatch() + " deleteHorizonMs: " + batch.deleteHorizonMs() +
+                    " position: " + position + " " + batch.timestampType() + ": " + batch.maxTimestamp() +
+                    " size: " + batch.sizeInBytes() + " magic: " + batch.magic() +
+                    " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum() + " isvalid: " + batch.isValid());
+                for (org.apache.kafka.common.record.Record record : batch) {
+                    ApiMessageAndVersion m = serde.read(new org.apache.kafka.common.protocol.ByteBufferAccessor(record.value()), record.valueSize());
+                    out.add("| offset: " + record.offset() + " " + batch.timestampType() + ": " + record.timestamp() +
+                        " keySize: " + record.keySize() + " valueSize: " + record.valueSize() +
+                        " sequence: " + record.sequence() + " headerKeys: []" + " payload: " + dumpLogPayload(m).toString());
+                }
+                position += batch.sizeInBytes();
+            }
+        }
+        return out;
+    }
+
     // -- helpers ---------------------------------------------------------------------------------------
 
     static final class Refusal extends RuntimeException {
@@ -600,6 +734,38 @@ public final class KreassignAdapter {
                     ArrayNode rs = reply.putArray("records");
                     for (ApiMessageAndVersion r : o.records) rs.add(dumpLogPayload(r));
                 }
+                return reply;
+            }
+            case "batch": {
+                // every action from the same state (one round trip per explored state): reset before each
+                checkProfile(req);
+                reply.put("ok", true);
+                ArrayNode results = reply.putArray("results");
+                for (JsonNode action : req.path("actions")) {
+                    ObjectNode one = results.addObject();
+                    try {
+                        reset(req.path("state"));
+                        Outcome o = apply(action);
+                        if (!o.replayed) replayStep(o.records);
+                        one.put("ok", true);
+                        one.set("state", state());
+                        one.set("response", o.response);
+                    } catch (Refusal e) {
+                        one.put("ok", false);
+                        one.put("error", e.getMessage());
+                    } catch (Exception e) {
+                        one.put("ok", false);
+                        one.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+                        e.printStackTrace(System.err);
+                    }
+                }
+                return reply;
+            }
+            case "dump_log": {
+                // the metadata log since the last reset, exactly as kafka-dump-log.sh --cluster-metadata-decoder prints it
+                reply.put("ok", true);
+                ArrayNode lines = reply.putArray("lines");
+                for (String l : dumpLog()) lines.add(l);
                 return reply;
             }
             case "version":

@@ -1,0 +1,102 @@
+"""Issue 14's capabilities: for each property, the smallest bounds at which its broken variant (or a
+real profile's finding) is caught, the counterexample length and the seconds the check took.
+
+    python bench/issue14_capabilities.py
+
+Prints a table; asserts nothing (the tests pin the verdicts and lengths).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from fractions import Fraction as F
+from pathlib import Path
+
+from kreassign.checker.check.run import check_model
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.quota_handlers import HandlersConfig, QuotaHandlersModel
+from kreassign.checker.models.reassign import ReassignmentModel
+from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
+from kreassign.reference.topic_changes import partition_zero_replication_factor
+from test_broker_replicas import DeletesRemovingReplicasEarly, FetchesUntold, NeverDeletes
+from test_broker_view import broken_rf, every_broker_reports
+from test_fairness import WaitsForRemovedReplicas
+from test_throttles import ClearForgetsBrokerRates, VerifyClearsWhenOwnPartitionIsDone
+
+
+def reassign(prop, variant, profile, bounds, **model_kw):
+    started = time.perf_counter()
+    prof = model_kw.pop("profile_obj", profile)
+    result = check_model(profile, bounds, factory=lambda _p, b: ReassignmentModel(prof, b, **model_kw),
+                         minimize_counterexamples=False)
+    v = result.properties[prop]
+    return [prop, variant, _bounds(bounds), v.status, v.length, f"{time.perf_counter() - started:.2f}"]
+
+
+def quota(prop, variant, **cfg):
+    started = time.perf_counter()
+    r = explore(QuotaHandlersModel(HandlersConfig(**cfg)))
+    v = r.violations.get(prop)
+    return [prop, variant, ", ".join(f"{k}={v}" for k, v in cfg.items()), "violated" if v else "holds",
+            len(v.path) - 1 if v else None, f"{time.perf_counter() - started:.2f}"]
+
+
+def _bounds(b: Bounds) -> str:
+    d = b.to_json()
+    keys = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures")
+    flags = [k for k in ("broker_view", "throttles", "fair", "broker_replicas", "leader_balance") if d.get(k)]
+    extra = [f"create_partitions={d['create_partitions']}"] if d.get("create_partitions") else []
+    return ", ".join([f"{k}={d[k]}" for k in keys] + flags + extra)
+
+
+def main() -> None:
+    replicas = Bounds(brokers=2, rf=1, reassigns=1, cancels=1, broker_replicas=True)
+    rows = [
+        reassign("no_stray_replicas", "removed replicas' logs never deleted", "kraft", replicas,
+                 replicas=NeverDeletes()),
+        reassign("no_in_sync_log_deleted", "removing replica deletes its log early", "kraft", replicas,
+                 replicas=DeletesRemovingReplicasEarly()),
+        reassign("isr_joiner_was_told", "follower fetches before it is told", "kraft", replicas,
+                 replicas=FetchesUntold()),
+        reassign("no_in_sync_log_deleted", "real zk (cancel + StopReplica delete)", "zk",
+                 Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, broker_replicas=True)),
+        reassign("reassignment_alone_not_under_replicated", "RF counts adding replicas", "kraft",
+                 Bounds(brokers=2, rf=1, reassigns=1, cancels=0, broker_view=True), reporters=broken_rf),
+        reassign("only_leader_reports_under_replicated", "followers report URP", "kraft",
+                 Bounds(brokers=2, rf=2, reassigns=0, cancels=0, broker_view=True), reporters=every_broker_reports),
+        reassign("moving_replicas_throttled", "--verify clears when its own batch is done", "kraft",
+                 Bounds(brokers=2, partitions=2, rf=1, reassigns=1, cancels=0, throttles=True),
+                 tool=VerifyClearsWhenOwnPartitionIsDone()),
+        reassign("moving_replicas_throttled", "real kraft + tool (--cancel clears all)", "kraft",
+                 Bounds(brokers=2, partitions=2, rf=1, reassigns=1, cancels=1, throttles=True)),
+        reassign("throttles_eventually_cleared", "clear forgets broker rates", "kraft",
+                 Bounds(brokers=2, rf=1, reassigns=1, cancels=0, throttles=True), tool=ClearForgetsBrokerRates()),
+        reassign("reassignment_completes_when_targets_live", "completion waits for removed replicas", "kraft",
+                 Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, fair=True),
+                 profile_obj=WaitsForRemovedReplicas()),
+        reassign("reassignment_completes_when_targets_live", "real kraft-3.7", "kraft-3.7",
+                 Bounds(brokers=3, rf=2, reassigns=2, cancels=0, fair=True)),
+        reassign("created_partitions_get_replication_factor", "real kraft (partition 0's full list)", "kraft",
+                 Bounds(brokers=2, rf=1, reassigns=1, cancels=0, create_partitions=1)),
+        reassign("created_partitions_get_replication_factor", "broker's RF rule (fixed)", "kraft",
+                 Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, create_partitions=1),
+                 rf_rule=partition_zero_replication_factor),
+        reassign("preferred_leader_eventually_leads", "balancing skipped during reassignments (< 3.4)", "kraft",
+                 Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, leader_balance=True),
+                 balance_skips_reassigning=True),
+        quota("overdraft_bounded_with_concurrent_handlers", "check and record not under the sensor lock",
+              atomic=False),
+        quota("next_admission_uses_quota_in_force", "sensor keeps its old MetricConfig", rate=F(2),
+              quota_changes=(F(1, 2),), sizes=(1,), handlers=1, follows_quota_changes=False),
+        quota("unquoted_never_throttled", "sensor keeps its old MetricConfig", quota_changes=(None,), handlers=1,
+              follows_quota_changes=False),
+    ]
+    print(tabulate(rows, headers=["property", "variant", "bounds", "verdict", "length", "seconds"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""The real kraft model against TLC, side by side (prints figures, asserts only equal counts).
+
+    python bench/real_models.py                          # default, b5r3_f1, b5r3_f2
+    python bench/real_models.py --config b5r3_f2 --workers 1 2
+    python bench/real_models.py --config b5r3_re3 --no-tlc   # kreassign only
+    python bench/real_models.py --memory                     # also bytes/state and table size
+
+For each configuration of ../shared/anchor-kraft (KraftReassign.tla, the TLA+ twin of
+`kreassign check --profile kraft`), TLC runs on the twin and `kreassign check --no-liveness
+--no-minimize --json` on the same bounds, each as a whole process (JVM / interpreter start
+included), with 1 and 2 workers (TLC `-workers N`, kreassign `--workers N`). The counts
+(distinct states, transitions = TLC's states generated - 1, depth) must be equal, or the
+script exits 1. It prints wall seconds, distinct states/s, transitions/s, the ratio
+TLC time / kreassign time, and the packed path's bytes per stored state (its visited set,
+parents, actions; the table of local situations is reported apart; --memory, one more run
+per configuration). TLC is found through
+TLA_JAR or ../shared/tools/tla2tools.jar. Timing on a shared machine is noisy: run on an
+idle one, and several rounds (--rounds) to take the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared"
+TWIN = SHARED / "anchor-kraft"
+
+#: configuration -> kreassign bound flags (the first line of each .cfg says the same)
+CONFIGS = {
+    "default": "--brokers 4 --rf 2 --reassigns 2 --cancels 1 --failures 1",
+    "b4_fo1": "--brokers 4 --rf 2 --reassigns 2 --cancels 1 --failures 1 --failovers 1",
+    "b5r3_f1": "--brokers 5 --rf 3 --reassigns 2 --cancels 1 --failures 1",
+    "b5r3_f2": "--brokers 5 --rf 3 --reassigns 2 --cancels 1 --failures 2",
+    "b5r3_re3": "--brokers 5 --rf 3 --reassigns 3 --cancels 1 --failures 1",
+    "b6r3_f1": "--brokers 6 --rf 3 --reassigns 2 --cancels 1 --failures 1",
+}
+DEFAULT_CONFIGS = ("default", "b5r3_f1", "b5r3_f2")
+
+
+def tla_jar() -> Path | None:
+    jar = os.environ.get("TLA_JAR")
+    path = Path(jar) if jar else SHARED / "tools" / "tla2tools.jar"
+    return path if path.is_file() else None
+
+
+def run_tlc(jar: Path, config: str, workers: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in TWIN.iterdir():
+            if f.is_file():
+                shutil.copy(f, tmp)
+        cmd = ["java", "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
+               "-metadir", os.path.join(tmp, "meta"), "-noGenerateSpecTE", "-config", f"{config}.cfg",
+               "KraftReassign.tla"]
+        started = time.perf_counter()
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, check=False).stdout
+        seconds = time.perf_counter() - started
+    found = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", out)
+    depth = re.search(r"depth of the complete state graph search is (\d+)", out)
+    if not found or not depth:
+        raise SystemExit(f"TLC on {config} printed no counts:\n{out[-2000:]}")
+    generated, distinct = (int(x.replace(",", "")) for x in found.groups())
+    return {"states": distinct, "transitions": generated - 1, "depth": int(depth.group(1)), "seconds": seconds}
+
+
+def run_kreassign(config: str, workers: int) -> dict:
+    cmd = [sys.executable, "-m", "kreassign.cli", "check", "--profile", "kraft", "--targets", "all",
+           *CONFIGS[config].split(), "--no-liveness", "--no-minimize", "--json", "--out", tempfile.mkdtemp()]
+    env = dict(os.environ, KREASSIGN_WORKERS=str(workers))
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    seconds = time.perf_counter() - started
+    try:
+        result = json.loads(proc.stdout)["results"][0]
+    except (ValueError, KeyError, IndexError):
+        raise SystemExit(f"kreassign on {config} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}") from None
+    return {"states": result["states"], "transitions": result["transitions"], "depth": result["depth"],
+            "seconds": seconds}
+
+
+def packed_memory(config: str) -> tuple[float, int]:
+    """(bytes per stored state, bytes of the tabulated table) of the packed path, in process."""
+    from kreassign.checker.check.run import reassignment_factory
+    from kreassign.checker.explore.packed_bfs import explore_packed
+    from kreassign.checker.models.bounds import bounds_from_mapping
+    from kreassign.checker.models.packed import PackedReassignment
+
+    flags = CONFIGS[config].split()
+    bounds = bounds_from_mapping({k[2:]: int(v) for k, v in zip(flags[::2], flags[1::2])})
+    packed = PackedReassignment(reassignment_factory("kraft", bounds), workers=1)
+    result = explore_packed(packed, liveness=False)
+    return result.bytes_per_state, packed.table_bytes()
+
+
+def median_run(fn, rounds: int) -> dict:
+    runs = [fn() for _ in range(rounds)]
+    out = dict(runs[0])
+    out["seconds"] = statistics.median(r["seconds"] for r in runs)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", action="append", choices=sorted(CONFIGS))
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--no-tlc", action="store_true", help="kreassign only (no Java needed)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--memory", action="store_true",
+                        help="also explore each configuration in process for bytes/state and the table size")
+    args = parser.parse_args()
+    jar = None if args.no_tlc else tla_jar()
+    if not args.no_tlc and jar is None:
+        print("TLC not found: set TLA_JAR or put tla2tools.jar in ../shared/tools (or --no-tlc)", file=sys.stderr)
+        return 2
+    rows, report, mismatches = [], [], 0
+    for config in args.config or DEFAULT_CONFIGS:
+        per_state, table = packed_memory(config) if args.memory else (None, None)
+        for workers in args.workers:
+            mine = median_run(lambda c=config, w=workers: run_kreassign(c, w), args.rounds)
+            tlc = median_run(lambda c=config, w=workers: run_tlc(jar, c, w), args.rounds) if jar else None
+            same = tlc is None or all(mine[k] == tlc[k] for k in ("states", "transitions", "depth"))
+            mismatches += not same
+            entry = {"config": config, "workers": workers, "kreassign": mine, "tlc": tlc,
+                     "bytes_per_state": per_state, "table_bytes": table, "same_counts": same}
+            report.append(entry)
+            rows.append([config, workers, f"{mine['states']:,}", f"{mine['transitions']:,}", mine["depth"],
+                         f"{tlc['seconds']:.1f}" if tlc else "-", f"{mine['seconds']:.1f}",
+                         f"{tlc['seconds'] / mine['seconds']:.2f}x" if tlc else "-",
+                         f"{mine['states'] / mine['seconds']:,.0f}", f"{mine['transitions'] / mine['seconds']:,.0f}",
+                         f"{per_state:.0f}" if per_state else "-", f"{table / 2**20:.1f}" if table else "-",
+                         "yes" if same else "NO"])
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(tabulate(rows, headers=["config", "workers", "states", "transitions", "depth", "TLC s", "kreassign s",
+                                      "TLC/kreassign", "states/s", "transitions/s", "bytes/state", "table MiB",
+                                      "same counts"]))
+    if mismatches:
+        print(f"{mismatches} configuration(s) with counts different from TLC's", file=sys.stderr)
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

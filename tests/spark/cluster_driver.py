@@ -1,0 +1,70 @@
+"""Run by tests/spark/test_spark_cluster.py through `spark-submit` on a local standalone cluster.
+
+Two phases in one application (an application costs the cluster ~20 s to start):
+
+1. `kreassign check --engine spark --json` exactly as a user would run it under spark-submit
+   (no --master: spark-submit's wins), its JSON written to OUT/check.json, with the settings the
+   session ended up with (to show spark-submit's --conf and spark-defaults.conf won);
+2. the same model explored again with every level on Spark (no warm-up on the driver), pausing
+   after level KILL_AT until the test has killed an executor JVM: OUT/fault.json holds the counts
+   and counterexample paths, which the test compares with the embedded engine's.
+
+Usage: spark-submit ... cluster_driver.py OUT KILL_AT
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.registry import build_model
+from kreassign.checker.spark import engine
+
+from kreassign.cli import main
+
+BOUNDS = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)  # kip455: 457 states, 10 levels
+FLAGS = ["--profile", "kip455", "--brokers", "3", "--rf", "2", "--reassigns", "1", "--cancels", "1", "--failures", "1"]
+
+
+def check_phase(out: str) -> None:
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = main(["check", "--engine", "spark", *FLAGS, "--json", "--no-minimize", "--out", os.path.join(out, "cx")])
+    conf = engine.spark_context().getConf()
+    settings = {k: conf.get(k, None) for k in ("spark.task.maxFailures", "spark.sql.shuffle.partitions",
+                                               "spark.ui.enabled", "spark.python.worker.reuse")}
+    with open(os.path.join(out, "check.json"), "w") as f:
+        json.dump({"exit_code": code, "result": json.loads(text.getvalue()), "settings": settings}, f)
+
+
+def fault_phase(out: str, kill_at: int) -> None:
+    sc = engine.spark_context()
+    engine.PROGRESS_INTERVAL = 0  # a progress call after every level
+
+    def progress(states: int, depth: int, rate: float) -> None:
+        if depth == kill_at + 1:  # levels 0..kill_at done and cached on the executors
+            with open(os.path.join(out, "ready"), "w") as f:
+                f.write(sc.applicationId)
+            deadline = time.monotonic() + 300
+            while not os.path.exists(os.path.join(out, "killed")) and time.monotonic() < deadline:
+                time.sleep(0.2)
+
+    levels: list[dict] = []
+    info: dict = {}
+    result = engine.explore_spark(build_model("reassignment", "kip455", BOUNDS), sc=sc, warmup=False,
+                                  progress=progress, level_log=levels, run_info=info)
+    with open(os.path.join(out, "fault.json"), "w") as f:
+        json.dump({"states": result.states, "transitions": result.transitions, "depth": result.depth,
+                   "complete": result.complete, "edges": result.per_action_edges,
+                   "violations": {n: repr(v.path) for n, v in result.violations.items()},
+                   "executors_used": info.get("executors_used"), "levels": len(levels)}, f)
+
+
+if __name__ == "__main__":
+    check_phase(sys.argv[1])
+    fault_phase(sys.argv[1], int(sys.argv[2]))

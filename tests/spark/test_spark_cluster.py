@@ -1,0 +1,199 @@
+"""The engine on a real (local) Spark standalone cluster, run through `spark-submit`.
+
+The module starts a master and two one-core workers from the pyspark installation (loopback
+only, ports chosen free, everything under tmp_path) and stops them at the end. One application
+(tests/spark/cluster_driver.py) runs `kreassign check --engine spark` under spark-submit and
+then a search during which the test kills an executor JVM; the tests check that:
+
+- the application ran on the master (spark-submit's --master won over kreassign's local[*]),
+  with both executors, and spark-submit's --conf and spark-defaults.conf won over kreassign's
+  defaults, and the JSON result records the master and the executors;
+- the run survived the killed executor (Spark recomputed the lost cached runs and shuffle
+  files from their lineage) with the embedded engine's counts, verdicts and counterexamples.
+
+Slow (a cluster and an application start in 20-60 s): marked `slow`, still run in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.registry import build_model
+from kreassign.checker.spark.engine import LOG4J2
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+HERE = Path(__file__).resolve().parent
+KILL_AT = 3  # the executor dies after level 3 of the 10
+START_SECONDS = 180  # bounds every wait: a loaded 2-core machine starts a JVM in 5-30 s
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def master_state(ui_port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
+        return json.load(r)
+
+
+def wait_for(what: str, condition, seconds: float = START_SECONDS) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    """SIGTERM each process group we started (a worker's executors are in its group), then SIGKILL."""
+    for p in processes:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in processes:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from pyspark.find_spark_home import _find_spark_home
+
+    home = _find_spark_home()
+    root = tmp_path_factory.mktemp("standalone")
+    conf = root / "conf"
+    conf.mkdir()
+    (conf / "log4j2.properties").write_text(LOG4J2)
+    (conf / "spark-defaults.conf").write_text("spark.task.maxFailures 6\n")
+    env = {**os.environ, "SPARK_HOME": home, "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_WORKER_DIR": str(root / "work"), "SPARK_LOG_DIR": str(root / "logs"), "PYSPARK_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    port, ui = free_port(), free_port()
+    spark_class = os.path.join(home, "bin", "spark-class")
+    started: list[subprocess.Popen] = []
+
+    def launch(name: str, *args: str) -> None:
+        with open(root / f"{name}.log", "w") as log:  # (the process keeps its own descriptor)
+            started.append(subprocess.Popen([spark_class, *args], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True))
+
+    try:
+        launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+               "--webui-port", str(ui))
+        wait_for("the master", lambda: master_state(ui)["status"] == "ALIVE")
+        for i in (1, 2):
+            launch(f"worker{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
+                   "--memory", "1g", "--webui-port", str(free_port()), f"spark://127.0.0.1:{port}")
+        wait_for("two workers", lambda: len(master_state(ui)["workers"]) == 2)
+        yield {"url": f"spark://127.0.0.1:{port}", "ui": ui, "env": env, "root": root, "home": home}
+    finally:
+        stop(started)
+
+
+def executor_pids(app_id: str) -> list[int]:
+    """The executor JVMs of the application (children of the workers this module started)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in cmd and app_id.encode() in cmd:
+                pids.append(int(entry))
+    return sorted(pids)
+
+
+@pytest.fixture(scope="module")
+def submitted(cluster):
+    """The application, with an executor killed after level KILL_AT of its second phase."""
+    out = cluster["root"] / "out"
+    out.mkdir()
+    cmd = [os.path.join(cluster["home"], "bin", "spark-submit"), "--master", cluster["url"],
+           "--conf", "spark.sql.shuffle.partitions=3", "--conf", "spark.executor.memory=768m",
+           str(HERE / "cluster_driver.py"), str(out), str(KILL_AT)]
+    with open(cluster["root"] / "driver.log", "w") as log:
+        app = subprocess.Popen(cmd, env=cluster["env"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    killed = None
+    try:
+        wait_for("the application to reach the kill point", lambda: (out / "ready").exists() or app.poll() is not None,
+                 600)
+        if (out / "ready").exists():
+            app_id = (out / "ready").read_text()
+            victims = executor_pids(app_id)
+            if victims:
+                os.kill(victims[0], signal.SIGKILL)
+                killed = {"app_id": app_id, "pid": victims[0], "executors": len(victims)}
+            (out / "killed").touch()
+        app.wait(timeout=600)
+    finally:
+        stop([app])
+    driver_log = (cluster["root"] / "driver.log").read_text()
+    assert app.returncode == 0, driver_log[-3000:]
+    return {"check": json.loads((out / "check.json").read_text()), "fault": json.loads((out / "fault.json").read_text()),
+            "killed": killed, "master": master_state(cluster["ui"]), "url": cluster["url"]}
+
+
+def test_spark_submit_runs_on_the_cluster_with_the_users_settings(submitted):
+    check = submitted["check"]
+    assert check["exit_code"] == 0
+    (result,) = check["result"]["results"]
+    spark = result["spark"]
+    assert spark["master"] == submitted["url"]  # spark-submit's --master, not kreassign's local[*]
+    assert spark["executors_registered"] == 2 and spark["executors_used"] >= 1
+    apps = submitted["master"]["activeapps"] + submitted["master"]["completedapps"]
+    assert spark["app_id"] in [a["id"] for a in apps]  # the master ran it
+    assert check["settings"]["spark.task.maxFailures"] == "6"  # spark-defaults.conf over kreassign's 4
+    assert check["settings"]["spark.sql.shuffle.partitions"] == "3"  # spark-submit --conf over kreassign's 200
+    assert check["settings"]["spark.ui.enabled"] == "false"  # kreassign's default where the user set nothing
+    embedded = explore(build_model("reassignment", "kip455", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)))
+    assert (result["states"], result["transitions"], result["depth"]) == (
+        embedded.states, embedded.transitions, embedded.depth)
+
+
+def test_a_killed_executor_changes_nothing(submitted):
+    assert submitted["killed"] is not None and submitted["killed"]["executors"] == 2  # one of two killed mid-run
+    fault = submitted["fault"]
+    embedded = explore(build_model("reassignment", "kip455", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)))
+    assert (fault["states"], fault["transitions"], fault["depth"], fault["complete"], fault["edges"]) == (
+        embedded.states, embedded.transitions, embedded.depth, embedded.complete, embedded.per_action_edges)
+    assert fault["violations"] == {n: repr(v.path) for n, v in embedded.violations.items()}
+    assert fault["levels"] > KILL_AT + 1  # levels ran after the kill
+
+
+def test_a_cluster_without_room_for_the_application_fails_fast_with_exit_3(cluster):
+    """Executors asking for more memory than any worker has are never granted: instead of hanging,
+    `kreassign check` gives up after --spark-timeout with the infrastructure exit code."""
+    script = cluster["root"] / "kreassign_submit.py"
+    script.write_text("import sys\nfrom kreassign.cli import main\n"
+                      "sys.exit(main(['check', '--engine', 'spark', *sys.argv[1:]]))\n")
+    cmd = [os.path.join(cluster["home"], "bin", "spark-submit"), "--master", cluster["url"],
+           "--conf", "spark.executor.memory=64g", str(script), "--profile", "kraft", "--spark-timeout", "5",
+           "--out", str(cluster["root"] / "starved")]
+    done = subprocess.run(cmd, env=cluster["env"], capture_output=True, text=True, timeout=START_SECONDS, check=False)
+    output = done.stdout + done.stderr  # (spark-submit merges the Python driver's stderr into its stdout)
+    assert done.returncode == 3, output[-2000:]
+    assert "no executor registered" in output and "spark.executor.memory=64g" in output

@@ -1,0 +1,68 @@
+"""Infrastructure failures are InfraError (exit 3) with their real cause, never a finding (exit 1)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from kreassign.checker.spark import engine
+
+from kreassign.errors import InfraError, UsageError
+
+
+def test_an_unreachable_master_fails_at_once():
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(InfraError, match=rf"Spark master spark://127.0.0.1:{port} is unreachable"):
+        engine.check_reachable(f"spark://127.0.0.1:{port}", 5)
+    assert time.monotonic() - started < 5  # refused at once, not Spark's minute of retries
+
+
+def test_conf_flags_are_key_value_pairs():
+    assert engine.spark_conf(["spark.executor.memory=4g", "a.b= x=y"]) == {"spark.executor.memory": "4g", "a.b": " x=y"}
+    with pytest.raises(UsageError, match="--conf 'spark.executor.memory': expected KEY=VALUE"):
+        engine.spark_conf(["spark.executor.memory"])
+
+
+class JavaError(Exception):
+    """What Py4J raises for a Java exception: the exception object with its class and cause chain."""
+
+    class Obj:
+        def __init__(self, cls, message, cause=None):
+            self.cls, self.message, self.cause = cls, message, cause
+
+        def getClass(self):
+            return type("C", (), {"getName": lambda _: self.cls})()
+
+        def getMessage(self):
+            return self.message
+
+        def getCause(self):
+            return self.cause
+
+    def __init__(self, java):
+        super().__init__("An error occurred while calling o204.count.")
+        self.java_exception = java
+
+
+def test_errors_name_the_java_exception_its_cause_and_the_stage():
+    java = JavaError.Obj("org.apache.spark.SparkException",
+                         "Job aborted due to stage failure: Task 1 in stage 7.0 failed 4 times\nmore",
+                         JavaError.Obj("java.io.IOException", "No space left on device"))
+    with pytest.raises(InfraError) as info:
+        engine._run_job(lambda: (_ for _ in ()).throw(JavaError(java)), what="BFS level 3 of kraft")
+    message = str(info.value)
+    assert message.startswith("Spark: BFS level 3 of kraft failed: org.apache.spark.SparkException: "
+                              "Job aborted due to stage failure: Task 1 in stage 7.0 failed 4 times")
+    assert "caused by java.io.IOException: No space left on device" in message and "o204.count" not in message
+
+
+def test_engine_bugs_keep_their_traceback():
+    with pytest.raises(KeyError):
+        engine._run_job(lambda: {}["x"])

@@ -1,0 +1,215 @@
+"""The packed path (checker/models/packed.py) against the reference-backed model, state by state.
+
+On every reachable state of small configurations — one and two partitions, three profiles,
+the replication layer, elections — the packed model must list the same edges (action and
+successor) as ReassignmentModel, decide every property the same way on every state and
+edge, and `check_model` must give the same verdicts and counterexample lengths with the
+packed path on and off. A deliberately broken profile must be caught on the packed path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from kreassign.checker.check.run import SEP, check_model, engine_properties
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.explore.packed_bfs import explore_packed
+from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.packed import NotPackable, PackedReassignment, packable, packed_explorer
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.reference.kraft import KraftProfile
+
+SMALL = [
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)),
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2)),
+    ("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
+    ("kip455", Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, partitions=2)),
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=0, failovers=1, replication=True,
+                     elections=("PREFERRED", "UNCLEAN"), unclean=True)),
+]
+
+
+def _ids(cases):
+    return [f"{p}-p{b.partitions}-b{b.brokers}{'-repl' if b.replication else ''}" for p, b in cases]
+
+
+@pytest.mark.parametrize("profile,bounds", SMALL, ids=_ids(SMALL))
+def test_every_state_has_the_reference_edges_and_verdicts(profile, bounds):
+    model = ReassignmentModel(profile, bounds)
+    reference = explore(model, keep_graph=True)
+    assert reference.complete
+    packed = PackedReassignment(model)
+    values = np.array([packed.pack(s) for s in reference.graph.states], dtype=np.int64)
+    assert len(set(values.tolist())) == len(values)  # packing is injective on the reachable states
+    pos, ids, nexts, ok = packed.successor_arrays(values)
+    always, goals, _ = packed.state_bits(values)
+    for i, s in enumerate(reference.graph.states):
+        mine = pos == i
+        got = Counter(zip((packed.action_of(a) for a in ids[mine].tolist()), nexts[mine].tolist()))
+        want = Counter((label.action, packed.pack(n)) for label, n in model.successors(s))
+        assert got == want, f"state {i}: {s}"
+        for bit, prop in enumerate(packed.always):
+            assert bool((always[i] >> bit) & 1) == prop.predicate(s), (prop.name, i)
+        for bit, prop in enumerate(packed.goals):
+            assert bool((goals[i] >> bit) & 1) == prop.predicate(s), (prop.name, i)
+        for k in np.flatnonzero(mine).tolist():
+            action = packed.action_of(int(ids[k]))
+            nxt, label = model.step(s, action)
+            for bit, prop in enumerate(packed.edge_props):
+                assert bool((ok[k] >> bit) & 1) == prop.predicate(s, label, nxt), (prop.name, i, action)
+    result = explore_packed(PackedReassignment(model))
+    assert (result.states, result.transitions, result.depth) == (reference.states, reference.transitions,
+                                                                 reference.depth)
+    kinds = Counter(type(label.action).__name__ for acts in reference.graph.actions for label in acts)
+    assert result.per_action_edges == dict(kinds)
+
+
+SPLIT = [
+    ("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, partitions=2, targets=((1, 2), (2, 3)))),
+    ("kip455", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2)),
+]
+
+
+@pytest.mark.parametrize("profile,bounds", SPLIT, ids=_ids(SPLIT))
+def test_properties_split_by_findings_are_decided_like_the_full_state(profile, bounds):
+    """check/run.py hands the engine `P` (unexpected part) and `P::F` (occurrences); the packed
+    words must decide each exactly as its predicate on the full state / edge does."""
+    model = ReassignmentModel(profile, bounds)
+    states = explore(model, keep_graph=True).graph.states
+    split = engine_properties(list(model.properties()), profile)
+    assert any(SEP in p.name for p in split)
+    model.properties = lambda: split
+    packed = PackedReassignment(model)
+    assert not any(packed.exact_always) and not any(packed.exact_edges)
+    values = np.array([packed.pack(s) for s in states], dtype=np.int64)
+    words = packed.state_bits(values)[0]
+    for bit, prop in enumerate(packed.always):
+        held = packed.holds(packed.always_forms, bit, words)
+        assert held.tolist() == [prop.predicate(s) for s in states], prop.name
+    pos, ids, _, ok = packed.successor_arrays(values)
+    labels = [model.step(states[i], packed.action_of(a)) for i, a in zip(pos.tolist(), ids.tolist())]
+    for bit, prop in enumerate(packed.edge_props):
+        held = packed.holds(packed.edge_forms, bit, ok)
+        want = [prop.predicate(states[i], label, nxt) for i, (nxt, label) in zip(pos.tolist(), labels)]
+        assert held.tolist() == want, prop.name
+
+
+def _verdicts(result):
+    return {n: (v.status, v.length, {f: x.length for f, x in v.findings.items()}) for n, v in result.properties.items()}
+
+
+@pytest.mark.parametrize("profile,bounds", [
+    ("kraft-3.7", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1)),  # a liveness finding
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2)),
+    ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
+])
+def test_check_verdicts_equal_with_and_without_the_packed_path(profile, bounds, monkeypatch, tmp_path):
+    fast = check_model(profile, bounds, out_dir=str(tmp_path / "fast"))
+    monkeypatch.setenv("KREASSIGN_FAST", "0")
+    slow = check_model(profile, bounds, out_dir=str(tmp_path / "slow"))
+    assert (fast.states, fast.transitions, fast.depth) == (slow.states, slow.transitions, slow.depth)
+    assert _verdicts(fast) == _verdicts(slow)
+
+
+class CompletesEarly(KraftProfile):
+    """Broken on purpose: completes a reassignment whatever the ISR holds."""
+
+    completion_rule = staticmethod(lambda r, i, adding: True)
+
+
+def test_a_broken_profile_is_caught_on_the_packed_path():
+    bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
+    model = ReassignmentModel(CompletesEarly(), bounds)
+    assert packable(model)
+    fast = packed_explorer(model)
+    slow = explore(ReassignmentModel(CompletesEarly(), bounds))
+    assert "completion_reaches_target" in fast.violations
+    assert len(fast.violations["completion_reaches_target"].path) == len(slow.violations["completion_reaches_target"].path)
+    # the packed path's counterexample is the reference's own: replayable state by state
+    path = fast.violations["completion_reaches_target"].path
+    for (s, _), (n, label) in pairwise(path):
+        assert model.step(s, label.action)[0] == n
+
+
+def test_profiles_with_controller_wide_state_stay_on_the_object_engine():
+    assert not packable(ReassignmentModel("zk", Bounds()))
+    assert not packable(ReassignmentModel("kip236", Bounds()))
+    assert not packable(ReassignmentModel("kraft", Bounds(broker_view=True)))
+    with pytest.raises(NotPackable):
+        PackedReassignment(ReassignmentModel("zk", Bounds()))
+
+
+def test_concretize_refuses_a_path_the_reference_does_not_take():
+    model = ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=2))
+    packed = PackedReassignment(model)
+    result = explore_packed(packed, liveness=False)
+    path = packed_explorer(model).violations["adding_removing_disjoint"].path
+    values = [(packed.pack(s), getattr(label, "action", None)) for s, label in path]
+    assert packed.concretize(values)[-1][0] == path[-1][0]
+    tampered = values[:-1] + [(values[0][0], values[-1][1])]
+    with pytest.raises(AssertionError):
+        packed.concretize(tampered)
+    assert result.bytes_per_state <= 100
+
+
+def test_run_limits_stop_the_packed_search():
+    model = ReassignmentModel("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1))
+    capped = packed_explorer(model, max_states=100)
+    assert not capped.complete and capped.states == 100 and capped.stopped == "max-states"
+    watched = packed_explorer(model, watch=lambda n: "max-memory: test" if n > 50 else None)
+    assert not watched.complete and watched.stopped == "max-memory: test"
+
+
+@pytest.mark.parametrize("profile,bounds", [
+    ("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1, failovers=1)),
+    ("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, partitions=2)),
+    ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
+])
+def test_budget_subsumption_keeps_safety_verdicts_and_lengths(profile, bounds, monkeypatch, tmp_path):
+    plain = check_model(profile, bounds, liveness_check=False, out_dir=str(tmp_path / "plain"))
+    monkeypatch.setenv("KREASSIGN_SUBSUME", "1")
+    reduced = check_model(profile, bounds, liveness_check=False, out_dir=str(tmp_path / "reduced"))
+    assert reduced.states < plain.states
+    assert _verdicts(reduced) == _verdicts(plain)
+
+
+def test_subsumption_is_off_when_liveness_needs_the_graph():
+    model = ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, failovers=1))
+    full = explore_packed(PackedReassignment(model), liveness=True)
+    asked = explore_packed(PackedReassignment(model), liveness=True, subsume=True)
+    assert (asked.states, asked.transitions) == (full.states, full.transitions)
+
+
+def test_check_cli_flags_of_the_packed_path(monkeypatch, tmp_path, capsys):
+    import json
+
+    from kreassign.cli import main
+
+    for name in ("KREASSIGN_WORKERS", "KREASSIGN_FAST", "KREASSIGN_SUBSUME"):
+        monkeypatch.setenv(name, "")  # restored after the test: the CLI sets them for its process
+    common = ["check", "--profile", "kraft", "--no-liveness", "--no-minimize", "--json", "--out", str(tmp_path)]
+    assert main(common + ["--workers", "2"]) == 0
+    full = json.loads(capsys.readouterr().out)["results"][0]
+    assert (full["states"], full["transitions"], full["depth"]) == (4541, 18595, 12)  # the TLA+ twin's counts
+    assert main(common + ["--subsume"]) == 0
+    reduced = json.loads(capsys.readouterr().out)["results"][0]
+    assert reduced["states"] < full["states"]
+    assert {n: v["status"] for n, v in reduced["properties"].items()} == \
+        {n: v["status"] for n, v in full["properties"].items()}
+    assert main(common + ["--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
+
+
+def test_workers_tabulate_the_same_table(monkeypatch):
+    from kreassign.checker.models import packed as packed_module
+
+    monkeypatch.setattr(packed_module, "PARALLEL_MIN", 1)  # fork for every batch, however small
+    model = ReassignmentModel("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, partitions=2))
+    one = explore_packed(PackedReassignment(model, workers=1))
+    two = explore_packed(PackedReassignment(model, workers=2))
+    assert (two.states, two.transitions, two.depth) == (one.states, one.transitions, one.depth)
+    assert {n: v.path for n, v in two.violations.items()} == {n: v.path for n, v in one.violations.items()}
+    assert {n: s.tolist() for n, s in two.stuck.items()} == {n: s.tolist() for n, s in one.stuck.items()}
