@@ -854,7 +854,6 @@ class SparkRun:
         """(unexpected lasso or None, {finding: lasso}): the stuck states of `prop` classified as
         check/run.py does on a graph (the first of each class in BFS order; premise
         `extra["from"]` first), computed where the states are; the lassos are built on the driver."""
-
         runs = self.live_runs.pop(prop.name)
         try:
             callables = (prop.extra.get("from"), [(f.name, f.signature) for f in findings])
