@@ -17,6 +17,7 @@ import json
 from kreassign.checker.traces.validation import SearchLimits, guess_format, report, result_json, validate_text
 
 from kreassign.errors import FINDING, INCONCLUSIVE, OK, UsageError
+from kreassign.outputs import read_text
 
 EXIT = {"VALID": OK, "INVALID": FINDING, "INCONCLUSIVE": INCONCLUSIVE}
 
@@ -88,20 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a trace") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise UsageError(f"{path}: line {line}: not UTF-8 text (byte {e.start})") from None
+    return read_text(path, "a trace")
 
 
 __all__ = ["register", "run"]

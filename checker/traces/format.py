@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kreassign.checker.explore.protocol import Model
 from kreassign.spec.codec import to_json
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 
 from kreassign._version import __version__
 from kreassign.errors import UsageError
-
-from kreassign.checker.explore.protocol import Model
+from kreassign.outputs import read_text
 
 FORMAT = "kreassign-trace"
 FORMAT_VERSION = 1
@@ -145,19 +145,7 @@ def _need(data: dict, key: str, types: type | tuple, where: str = "") -> Any:
 
 def read_trace(path: str) -> Trace:
     """Read and check a trace file; every error is a TraceError naming the file (and field path or line)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{path}: is a directory, not a trace file") from None
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise TraceError(f"{path}: not a trace file: not UTF-8 text (byte {e.start})") from None
+    text = read_text(path, "a trace file", TraceError)
     if not text.strip():
         raise TraceError(f"{path}: empty file, not a trace")
     try:
