@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 
 from kreassign.errors import UsageError
 
@@ -47,4 +49,29 @@ def read_text(path: str, what: str, error: type[Exception] = UsageError) -> str:
         raise error(f"{path}: line {line}: not UTF-8 text (byte {e.start}), not {what}") from None
 
 
-__all__ = ["check_out_dir", "read_text"]
+def write_text_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` all or nothing: a temp file in the same directory, fsync, rename.
+    The new file keeps the mode of the file it replaces (else the umask's default, not mkstemp's
+    0600). Failures are the OSError itself: the caller decides whether it is usage (2) or disk (3)."""
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=f".{os.path.basename(path)}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["check_out_dir", "read_text", "write_text_atomically"]

@@ -14,9 +14,7 @@ a report, and an existing file is replaced only by a complete one.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -25,6 +23,7 @@ from kreassign.checker.traces.format import TraceError, read_trace
 from kreassign.checker.traces.render import render_table
 
 from kreassign.errors import UsageError
+from kreassign.outputs import write_text_atomically
 
 
 def _rendered(path: str | None) -> str:
@@ -90,24 +89,13 @@ def junit_xml(results: list[Any]) -> str:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """All or nothing: a temp file beside `path`, then rename; an unusable path is a UsageError (2)."""
-    directory = os.path.dirname(os.path.abspath(path)) or "."
+    """All or nothing (kreassign/outputs.py); an unusable path is a UsageError (2)."""
     if os.path.isdir(path):
         raise UsageError(f"{path}: is a directory, cannot write the JUnit report there")
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        write_text_atomically(path, text)
     except OSError as e:
         raise UsageError(f"{path}: cannot write the JUnit report: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise UsageError(f"{path}: cannot write the JUnit report: {e.strerror or e}") from None
-        raise
 
 
 def check_writable(path: str) -> None:

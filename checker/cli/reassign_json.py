@@ -17,12 +17,9 @@ so an existing file is never clobbered.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +42,7 @@ from kreassign.spec.messages import AlterPartitionReassignmentsRequest, ListPart
 from kreassign.spec.state import ClusterState
 
 from kreassign.errors import INFRA, USAGE
+from kreassign.outputs import write_text_atomically as write_atomically
 
 PROG = "kreassign reassign-json"
 STDIN = "-"
@@ -138,36 +136,6 @@ def _read_state(args: argparse.Namespace) -> ClusterState:
 
 
 # -- writing -----------------------------------------------------------------------
-
-
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write `text` to `path` all or nothing: a temp file in the same directory, fsync, os.replace.
-
-    The new file keeps the mode of the file it replaces (else the umask's default).
-    """
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except FileNotFoundError:
-        mode = _default_mode()
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _emit(args: argparse.Namespace, text: str) -> None:

@@ -11,6 +11,7 @@ visibly started (no timing assertions: a run that finished first fails the test)
 from __future__ import annotations
 
 import errno
+import os
 import json
 import signal
 import subprocess
@@ -121,12 +122,11 @@ def test_reassign_json(tmp_path, capsys, monkeypatch) -> None:
     assert run(["reassign-json", "validate", str(plan)], capsys)[0] == OK
     (tmp_path / "bad.json").write_text('{"version": 1, "partitions": [}')
     assert run(["reassign-json", "validate", str(tmp_path / "bad.json")], capsys)[0] == USAGE
-    from kreassign.checker.cli import reassign_json
 
     def disk_full(src, dst):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(reassign_json.os, "replace", disk_full)
+    monkeypatch.setattr(os, "replace", disk_full)
     assert run(["reassign-json", "normalize", str(plan), "--out", str(tmp_path / "o.json")], capsys)[0] == INFRA
 
 
@@ -155,7 +155,6 @@ def test_oracle(capsys, monkeypatch) -> None:
 
 def test_interrupted_writes_leave_old_files_alone(tmp_path, capsys, monkeypatch) -> None:
     """Ctrl-C in the middle of an --out write: exit 130, the old file intact, no temp file left."""
-    from kreassign.checker.cli import reassign_json
 
     plan = tmp_path / "plan.json"
     plan.write_text(PLAN)
@@ -165,7 +164,7 @@ def test_interrupted_writes_leave_old_files_alone(tmp_path, capsys, monkeypatch)
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(reassign_json.os, "replace", interrupted)
+    monkeypatch.setattr(os, "replace", interrupted)
     code, _, err = run(["reassign-json", "normalize", str(plan), "--out", str(out)], capsys)
     assert code == INTERRUPTED and err.strip() == "kreassign reassign-json: interrupted"
     assert out.read_text() == "precious\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "plan.json"]
