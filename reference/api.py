@@ -102,7 +102,7 @@ class Profile:
         after the action (ISR shrinks, leader changes and fetches all can move it).
         """
         step = self._dispatch(state, action)
-        if step.state is not state and any(p.log is not None for _, _, p in step.state.partitions()):
+        if step.state is not state and any(p.log is not None for t in step.state.topics for p in t.partitions):
             refreshed = refresh_all(step.state)
             if refreshed is not step.state:
                 step = Step(refreshed, step.response)

@@ -16,7 +16,12 @@ as one step (`BrokerReplay(b)`), so everything between two such steps is the bro
 behind. A follower can fetch, and so be added to the ISR, only once it hosts the log: the
 replica manager creates the log when the metadata makes it a replica.
 
-The strategy a test replaces is `BrokerReplicaManager.deletes` (which logs a replay removes).
+The ZooKeeper era (`zk` profile, whose state then carries `ClusterState.requests`): brokers act on
+the controller's LeaderAndIsr / StopReplica requests, queued per broker (`zk_requests`), and
+`BrokerReplay(b)` is broker b handling the head of its queue.
+
+The strategies a test replaces are `BrokerReplicaManager.deletes` (which logs a replay removes),
+`handle` (what a zk broker does with one request) and `can_fetch`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import replace
 from kreassign.spec import messages as M
 from kreassign.spec.state import ClusterState
 
+from . import zk_requests as R
 from .common import get_broker_id
 from .values import Step
 
@@ -40,6 +46,13 @@ def assigned(cluster: ClusterState, broker: int) -> set[tuple[str, int]]:
 def initial_hosted(cluster: ClusterState) -> tuple[Hosted, ...]:
     """Every replica of a freshly created cluster hosts its log."""
     return tuple(sorted((b, t, i) for t, i, p in cluster.partitions() for b in p.replicas))
+
+
+def with_broker_replicas(cluster: ClusterState) -> ClusterState:
+    """Switch the layer on (bounds broker_replicas): every replica hosts its log; for `zk`, no request is
+    in flight and every live replica knows its role at the current leader epoch."""
+    requests = R.initial_requests(cluster) if cluster.zk is not None else None
+    return replace(cluster, hosted=initial_hosted(cluster), requests=requests)
 
 
 def hosts(cluster: ClusterState, broker: int, topic: str, partition: int) -> bool:
@@ -66,23 +79,48 @@ class BrokerReplicaManager:
         return {(t, i) for b, t, i in cluster.hosted or () if b == broker and (t, i) not in mine}
 
     def replay(self, cluster: ClusterState, broker: int) -> Step:
-        """BrokerReplay(b): create the logs of the partitions b is a replica of, delete the others'."""
+        """BrokerReplay(b): create the logs of the partitions b is a replica of, delete the others'
+        (zk: handle the head of b's request queue)."""
         b = cluster.broker(get_broker_id(cluster, broker))
         if cluster.hosted is None or not (b.registered and b.active):
             return Step(cluster, M.Ack())
+        if cluster.requests is not None:
+            rest, request = R.pop(cluster, broker)
+            if request is None:
+                return Step(cluster, M.Ack())
+            return Step(R.to_relative(self.handle(R.to_absolute(rest), broker, request_absolute(cluster, request))),
+                        M.Ack())
         mine = assigned(cluster, broker)
         gone = self.deletes(cluster, broker, mine)
         kept = {h for h in cluster.hosted if h[0] != broker or (h[1], h[2]) not in gone}
         kept |= {(broker, t, i) for t, i in mine - gone}
         return Step(replace(cluster, hosted=tuple(sorted(kept))), M.Ack())
 
+    def handle(self, cluster: ClusterState, broker: int, request) -> ClusterState:
+        """zk: what the broker does with one request (epochs absolute): becomeLeaderOrFollower / stopReplicas."""
+        if request.kind == R.LEADER_AND_ISR:
+            return R.become_leader_or_follower(cluster, broker, request)
+        return R.stop_replica(cluster, broker, request)
+
     def can_fetch(self, cluster: ClusterState, topic: str, partition: int, broker: int) -> bool:
-        """A follower fetches (and can join the ISR) only once it hosts the partition's log."""
+        """A follower fetches (and can join the ISR) only once it hosts the partition's log (zk: and
+        follows it at the current leader epoch, as the LeaderAndIsr requests it handled told it)."""
+        if cluster.requests is not None:
+            return R.fetching_follower(cluster, topic, partition, broker)
         return hosts(cluster, broker, topic, partition)
 
     def replay_changes(self, cluster: ClusterState, broker: int) -> bool:
-        """Would BrokerReplay(broker) change anything? (the explorer offers only replays that do)"""
+        """Would BrokerReplay(broker) change anything? (the explorer offers only replays that do; zk: only
+        a live broker with a request queued)"""
+        if cluster.requests is not None:
+            return cluster.is_active(broker) and bool(R.queue_of(cluster, broker))
         return self.replay(cluster, broker).state != cluster
 
 
-__all__ = ["BrokerReplicaManager", "Hosted", "assigned", "hosts", "initial_hosted", "strays"]
+def request_absolute(cluster: ClusterState, request):
+    """A stored request with its leader epoch as Kafka's (the partition's current epoch + offset)."""
+    p = cluster.partition(request.topic, request.partition)
+    return replace(request, leader_epoch=request.leader_epoch + (p.leader_epoch if p is not None else 0))
+
+
+__all__ = ["BrokerReplicaManager", "Hosted", "assigned", "hosts", "initial_hosted", "strays", "with_broker_replicas"]

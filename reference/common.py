@@ -9,6 +9,7 @@ Profiles add their own (e.g. `zk`'s ControllerStep) through `extra_actions`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from kreassign.spec import actions as A
@@ -76,10 +77,18 @@ def isr_shrink_candidates(state: ClusterState, part: Partition) -> Iterable[int]
     return [b for b in sorted(part.isr) if b != part.leader]
 
 
-def default_enabled_actions(state: ClusterState, space: ActionSpace, extra: Iterable[Any] = ()) -> list[Any]:
-    """The common enumeration, in a fixed order: admin, ISR, brokers, elections, log, extras."""
+def admin_requests(space: ActionSpace) -> tuple[Any, ...]:
+    """The admin's requests of the common enumeration, which every state offers alike (made once per space:
+    the explorer enumerates millions of states)."""
+    try:
+        return _admin_requests(space)
+    except TypeError:  # a space holding lists (decoded from JSON) is not hashable: no cache
+        return _admin_requests.__wrapped__(space)
+
+
+@lru_cache(maxsize=64)
+def _admin_requests(space: ActionSpace) -> tuple[Any, ...]:
     out: list[Any] = []
-    parts = list(state.partitions())
     if space.reassign:
         for t, p, replicas in space.targets:
             out.append(A.Reassign(t, p, replicas))
@@ -92,6 +101,13 @@ def default_enabled_actions(state: ClusterState, space: ActionSpace, extra: Iter
     if space.znode:
         for t, p, replicas in space.targets:
             out.append(A.ZnodeReassign(t, p, replicas))
+    return tuple(out)
+
+
+def default_enabled_actions(state: ClusterState, space: ActionSpace, extra: Iterable[Any] = ()) -> list[Any]:
+    """The common enumeration, in a fixed order: admin, ISR, brokers, elections, log, extras."""
+    out = list(admin_requests(space))
+    parts = list(state.partitions())
     if space.isr_changes:
         for t, i, part in parts:
             for b in isr_expand_candidates(state, part):

@@ -11,11 +11,9 @@ log, so a controller failover changes nothing (KAFKA-SEMANTICS.md, kraft, "Failo
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kreassign.spec import actions as A
 from kreassign.spec import messages as M
-from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus
+from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus, replace
 
 from . import replication
 from .api import Profile

@@ -18,10 +18,9 @@ partition twice replays two records, as the controller does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from kreassign.spec.actions import ONLINE, PREFERRED, UNCLEAN
-from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus
+from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus, replace
 
 Record = dict[str, object]
 
@@ -142,6 +141,5 @@ def apply_record(part: Partition, record: Record | None) -> Partition:
     """Replay a PartitionChangeRecord (PartitionRegistration.merge)."""
     if not record:
         return part
-    fields = {k: v for k, v in record.items()}
-    leader_epoch = part.leader_epoch + 1 if "leader" in fields else part.leader_epoch
-    return replace(part, **fields, leader_epoch=leader_epoch, partition_epoch=part.partition_epoch + 1)
+    leader_epoch = part.leader_epoch + 1 if "leader" in record else part.leader_epoch
+    return replace(part, **record, leader_epoch=leader_epoch, partition_epoch=part.partition_epoch + 1)

@@ -52,6 +52,7 @@ from kreassign.spec.state import NO_LEADER, ClusterState, ZkController
 
 from . import replication
 from . import zk_controller as C
+from . import zk_requests as R
 from .api import Profile
 from .common import default_enabled_actions, get_broker_id, get_partition, log_caught_up
 from .values import ActionSpace, InvalidAction, Plan, Step
@@ -70,6 +71,14 @@ MSG_ZNODE_BUSY = "There is an existing assignment running."
 
 # While the controller runs onPartitionReassignment, only these actions may interleave.
 _WHILE_BUSY = (A.ControllerStep, A.ControllerFailover, A.Produce, A.FollowerFetch)
+# ... and, with the leadership cache (zk_versions), while only ISR change notifications wait, the leaders'
+# own ISR writes to ZooKeeper
+_WHILE_BUSY_DIRECT_ISR = _WHILE_BUSY + (A.LeaderExpandIsr, A.LeaderShrinkIsr)
+_LEADER_ISR_ACTIONS = (A.LeaderExpandIsr, A.LeaderShrinkIsr)
+
+
+def _leader_fields(part):
+    return part.leader, part.isr, part.leader_epoch, part.partition_epoch
 
 
 def scala_buffer(xs: Iterable[int]) -> str:
@@ -130,6 +139,48 @@ class ZkProfile(Profile):
     description = "ZooKeeper-based KafkaController (Kafka 2.4 - 3.9): phases U / A / B, multi-step, failover"
     # an accepted request takes effect at step U (Kafka answers after onPartitionReassignment ran)
     deferred_requests = True
+
+    # -- the controller's writes refresh its cache (zk_versions) -------------------------------
+    def _dispatch(self, state: ClusterState, action: Any) -> Step:
+        """With the brokers' requests (broker_replicas), their epochs are Kafka's for the length of the action."""
+        if state.requests is None:
+            return self._dispatch_cached(state, action)
+        step = self._dispatch_cached(R.to_absolute(state), action)
+        return Step(R.to_relative(step.state), step.response)
+
+    def _dispatch_cached(self, state: ClusterState, action: Any) -> Step:
+        """With the leadership cache: a leader's ISR change is its own ZooKeeper write (not a controller
+        event); every other action's leader-and-ISR writes are the controller's, which puts what it
+        wrote into its cache (putPartitionLeadershipInfo / updateLeaderAndIsrCache)."""
+        zk = state.zk
+        if zk is None or zk.leadership is None:
+            return super()._dispatch(state, action)
+        if isinstance(action, _LEADER_ISR_ACTIONS):
+            return self._leader_isr_write(state, action)
+        step = super()._dispatch(state, action)
+        before = {(t, i): _leader_fields(p) for t, i, p in state.partitions()}
+        written = [(t, i) for t, i, p in step.state.partitions() if before.get((t, i)) != _leader_fields(p)]
+        return Step(C.refresh_cache(step.state, written), step.response) if written else step
+
+    def _leader_isr_write(self, state: ClusterState, action: Any) -> Step:
+        """Inter.broker.protocol.version < 2.7: the leader writes the ISR to ZooKeeper itself (no AlterPartition);
+        the controller hears of it through the ISR change notification it processes later."""
+        t, p, broker = action.topic, action.partition, action.broker
+        part = get_partition(state, t, p)
+        get_broker_id(state, broker)
+        if part.leader == NO_LEADER or not state.is_active(part.leader):
+            return Step(state, Ack(NOT_LEADER_OR_FOLLOWER, f"{t}-{p} has no leader"))
+        if isinstance(action, A.LeaderExpandIsr):
+            new_isr = part.isr if broker in part.isr else part.isr + (broker,)
+            if broker not in part.replicas or not state.is_active(broker) or not log_caught_up(part, broker):
+                return Step(state, Ack(INVALID_REQUEST, f"replica {broker} cannot join the ISR of {t}-{p}"))
+        else:
+            new_isr = tuple(b for b in part.isr if b != broker)
+            if broker == part.leader or not new_isr:
+                return Step(state, Ack(INVALID_REQUEST, f"the leader {broker} cannot leave the ISR of {t}-{p}"))
+        if new_isr == part.isr:
+            return Step(state, Ack())
+        return Step(C.leader_writes_isr(state, t, p, new_isr), Ack())
 
     # -- set-up ------------------------------------------------------------------------------
     def initial_state(self, cluster: ClusterState) -> ClusterState:
@@ -294,15 +345,18 @@ class ZkProfile(Profile):
         zk = _zk(state)
         part = get_partition(state, t, p)
         new_isr = tuple(action.new_isr)
-        if action.leader_epoch > part.leader_epoch or action.partition_epoch > part.partition_epoch:
+        # validated against the controller's cache (partitionLeadershipInfo), written to ZooKeeper
+        # conditionally on the request's partition epoch; the cached leader epoch is ZooKeeper's
+        leader, isr, version = C.cached_leadership(zk, t, p, part)
+        if action.leader_epoch > part.leader_epoch or action.partition_epoch > version:
             return Step(state, Ack(NOT_CONTROLLER, MSG_NOT_CONTROLLER))
         if action.leader_epoch < part.leader_epoch:
             return Step(state, Ack(FENCED_LEADER_EPOCH, MSG_FENCED_LEADER_EPOCH))
-        if action.leader != part.leader or part.leader == NO_LEADER:
+        if action.leader != leader or leader == NO_LEADER:
             return Step(state, Ack(NOT_LEADER_OR_FOLLOWER, f"broker {action.leader} does not lead {t}-{p}"))
-        if set(new_isr) == set(part.isr) and len(new_isr) == len(part.isr):
+        if set(new_isr) == set(isr) and len(new_isr) == len(isr):
             return Step(C.maybe_complete_reassignment(state, t, p), Ack())
-        if action.partition_epoch < part.partition_epoch:
+        if action.partition_epoch < version:
             return Step(state, Ack(INVALID_UPDATE_VERSION, MSG_INVALID_UPDATE_VERSION))
         mem = C.memory_of(zk, t, p) or C.EMPTY
         problem = None
@@ -313,7 +367,7 @@ class ZkProfile(Profile):
         elif not set(new_isr) <= set(mem.replicas):
             problem = f"the new ISR {list(new_isr)} is not within the replicas {list(mem.replicas)}"
         else:
-            lagging = [b for b in new_isr if b not in part.isr and not log_caught_up(part, b)]
+            lagging = [b for b in new_isr if b not in isr and not log_caught_up(part, b)]
             if lagging:
                 problem = f"replicas {lagging} have not caught up with the leader"
         if problem is not None:
@@ -322,8 +376,10 @@ class ZkProfile(Profile):
             if action.version > 1:
                 return Step(state, Ack(INELIGIBLE_REPLICA, MSG_INELIGIBLE_REPLICA))
             return Step(state, Ack(OPERATION_NOT_ATTEMPTED, None))
-        part = replace(part, isr=new_isr, partition_epoch=part.partition_epoch + 1)
-        state = state.with_partition(t, p, part)
+        written = C.conditional_update(part, action.partition_epoch, part.leader, new_isr, new_leader_epoch=False)
+        if written is None:  # BADVERSION: ZooKeeper moved on behind the cache; Kafka answers, no retry
+            return Step(state, Ack(INVALID_UPDATE_VERSION, MSG_INVALID_UPDATE_VERSION))
+        state = state.with_partition(t, p, written)
         return Step(C.maybe_complete_reassignment(state, t, p), Ack())
 
     def _isr_change(self, state: ClusterState, topic: str, partition: int, broker: int, expand: bool) -> Step:
@@ -404,7 +460,8 @@ class ZkProfile(Profile):
             strategy, error = "OfflinePartitionLeaderElectionStrategy(true)", ELIGIBLE_LEADERS_NOT_AVAILABLE
         if result is None:
             return Step(state, Ack(error, f"Failed to elect leader for partition {topic}-{partition} under strategy {strategy}"))
-        return Step(state.with_partition(topic, partition, write_leader_and_isr(part, *result)), Ack())
+        state = state.with_partition(topic, partition, write_leader_and_isr(part, *result))
+        return Step(R.send_leader_and_isr(state, topic, partition, assignment), Ack())  # to the live replicas
 
     # -- data plane ----------------------------------------------------------------------------------
     def produce(self, state: ClusterState, topic: str, partition: int) -> Step:
@@ -431,7 +488,11 @@ class ZkProfile(Profile):
                     steps.append(A.ControllerStep(t, p))
         actions = default_enabled_actions(state, space, extra=steps)
         if zk.active and zk.pending:
-            actions = [a for a in actions if isinstance(a, _WHILE_BUSY)]
+            # a leader's own ISR write may wait beside unread notifications, not inside onPartitionReassignment
+            # (the run is one controller event; its steps are split only for the crashes between them)
+            notices_only = zk.leadership is not None and all(s == C.NOTIFICATION for _, _, s in zk.pending)
+            busy = _WHILE_BUSY_DIRECT_ISR if notices_only else _WHILE_BUSY
+            actions = [a for a in actions if isinstance(a, busy)]
         if zk.admin_znode:
             actions = [a for a in actions if not isinstance(a, A.ZnodeReassign)]
         return actions

@@ -401,3 +401,33 @@ class ElectUncleanLeaders:
 
 KRAFT_CONTROLLER_ACTIONS = (BrokerControlledShutdown, BrokerRestart, BalanceLeaders, ElectUncleanLeaders)
 ACTION_TYPES.update({cls.__name__: cls for cls in KRAFT_CONTROLLER_ACTIONS})
+
+
+# -- topic deletion during a reassignment (issue 14, item 4; bounds: delete_topic) ------------------------
+# Opt-in, so that the default configurations keep their counts.
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopic:
+    """DeleteTopics for one topic. KRaft: the topic, its partitions and their reassignments go at once;
+    ZooKeeper: queued (/admin/delete_topics), ineligible while a partition of it is being reassigned."""
+
+    topic: str
+
+    def __str__(self) -> str:
+        return f"DeleteTopic({self.topic})"
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeTopicDeletion:
+    """ZooKeeper controller: TopicDeletionManager deletes a queued topic once it is eligible again
+    (no partition of it is being reassigned)."""
+
+    topic: str
+
+    def __str__(self) -> str:
+        return f"ResumeTopicDeletion({self.topic})"
+
+
+TOPIC_DELETION_ACTIONS = (DeleteTopic, ResumeTopicDeletion)
+ACTION_TYPES.update({cls.__name__: cls for cls in TOPIC_DELETION_ACTIONS})

@@ -33,6 +33,7 @@ from typing import Any
 from kreassign.spec import quota as Q
 from kreassign.spec.reassign_properties import ALL, PROPERTIES, ModelState, Transition
 from kreassign.spec.state import NO_LEADER, Partition, ordered_minus
+from kreassign.spec.zk_memory_properties import resumed_not_recorded
 
 #: bound keys along which behaviours only grow (more brokers, more budget): a finding found at
 #: `at` is expected at every bounds at least as large on these keys and equal on the others
@@ -67,6 +68,8 @@ def _parts(ms: ModelState) -> Iterator[tuple[Partition, Any]]:
 
 def _endings(prev: ModelState, label: Transition, nxt: ModelState, kind: str):
     """(ending, partition before, partition after) of each reassignment of `kind` ending on the edge."""
+    if not getattr(label, "endings", ()):  # most edges end nothing (asked on every edge: list nothing)
+        return
     before = [p for _, _, p in prev.cluster.partitions()]
     after = [p for _, _, p in nxt.cluster.partitions()]
     for e in getattr(label, "endings", ()):
@@ -321,10 +324,72 @@ def last_isr_log_deleted(prev: ModelState, label: Transition, nxt: ModelState) -
     return any(b not in p.replicas and p.isr == (b,) for b, p in _deleted(prev, label, nxt))
 
 
+def _untold_strays(ms: ModelState):
+    """The in-memory entry (None: none) of each log a live broker hosts for a partition it is not a replica
+    of, with no request for that partition queued to it (zk with the controller's requests in flight)."""
+    c = ms.cluster
+    if c.requests is None:
+        return
+    known = {k[:3]: k for k in c.requests.known}
+    queued = {(b, q.topic, q.partition) for b, queue in c.requests.queues for q in queue}
+    for b, t, i in c.hosted or ():
+        p = c.partition(t, i)
+        if c.is_active(b) and (p is None or b not in p.replicas) and (b, t, i) not in queued:
+            yield known.get((b, t, i))
+
+
+def stray_of_replica_removed_while_offline(ms: ModelState) -> bool:
+    """A live broker hosts a stray log it holds no partition for in memory: it was down when the controller
+    stopped its replica (StopReplica goes to live brokers only) and nothing tells it after its restart."""
+    return any(k is None for k in _untold_strays(ms))
+
+
+def stray_of_stop_replica_lost_at_failover(ms: ModelState) -> bool:
+    """After a controller failover, a live broker still holds in memory a partition it is no longer a replica
+    of, and hosts its log: the old controller's queued StopReplica died with it, the new one never resends it."""
+    zk = ms.cluster.zk
+    return zk is not None and zk.epoch > 1 and any(k is not None for k in _untold_strays(ms))
+
+
 def removed_replica_log_deleted_in_isr(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
     """A broker deleted its log of a partition it is no longer a replica of, while the ISR still lists it
     (KIP-455's completion removed it from R but not from the ISR; it may even be the leader's only ISR)."""
     return any(b not in p.replicas and b in p.isr for b, p in _deleted(prev, label, nxt))
+
+
+# -- the KRaft controller's own actions (bounds: kraft_actions) ---------------------------------------
+
+
+def fenced_leader_keeps_leadership(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """A broker re-registered (a new incarnation, fenced) before the controller fenced its expired
+    session: with ELR off the unclean-shutdown handler writes nothing, so it still leads the partitions
+    it led before, while fenced."""
+    act = getattr(label, "action", label)
+    if type(act).__name__ != "BrokerRestart":
+        return False
+    after = getattr(label, "after", None) or nxt.cluster
+    if after.is_active(act.broker):
+        return False
+    led_before = {(t, i) for t, i, p in prev.cluster.partitions() if p.leader == act.broker}
+    led_after = {(t, i) for t, i, p in after.partitions() if p.leader == act.broker}
+    return bool(led_after) and led_after <= led_before
+
+
+# -- what a zk controller remembers (bounds: zk_versions) ----------------------------------------------
+
+
+def resumes_zookeepers_stale_target(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """zk: the latest request (an override, or a cancel: a reassignment to the origin) was accepted but its
+    step U had not run when the controller died, so ZooKeeper still held the previous reassignment, and
+    the new controller resumed that one."""
+    zk = prev.cluster.zk
+    if zk is None:
+        return False
+    for t, i, target in resumed_not_recorded(prev, label, nxt):
+        part = prev.cluster.partition(t, i)
+        if part is not None and part.reassigning and part.target == target and (t, i, "U") in zk.pending:
+            return True
+    return False
 
 
 # -- the declarations ------------------------------------------------------------------------------
@@ -435,13 +500,39 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("last_isr_log_deleted", "no_in_sync_log_deleted", ("zk",), last_isr_log_deleted,
             "Step U of a reassignment back to the origin removes the last ISR member from the replicas but not "
             "from the ISR; StopReplica(delete=true) then deletes the only in-sync copy.",
-            {**_at(reassigns=2, failures=1), "broker_replicas": True}),
+            {**_at(cancels=1, failures=1), "broker_replicas": True}),
+    # zk with the controller's requests in flight (docs/zk-profile.md, "Requests to brokers")
+    Finding("last_isr_log_deleted", "last_in_sync_log_kept", ("zk",), last_isr_log_deleted,
+            "Step U of a reassignment back to the origin removes the last ISR member from the replicas but not "
+            "from the ISR; StopReplica(delete=true) then deletes the only in-sync copy.",
+            {**_at(cancels=1, failures=1), "broker_replicas": True}),
+    *(Finding(name, prop, ("zk",), sig, summary, {**_at(brokers=2, **extra), "rf": 1, "broker_replicas": True})
+      for prop in ("no_strays_once_quiet", "no_stray_replicas")
+      for name, sig, summary, extra in (
+          ("removed_while_offline", stray_of_replica_removed_while_offline,
+           "A replica removed while its broker is down is never sent StopReplica (live brokers only, no retry); "
+           "after its restart the broker keeps the log for good.", {"failures": 1}),
+          ("stop_replica_lost_at_failover", stray_of_stop_replica_lost_at_failover,
+           "The controller fails over after queueing a removed replica's StopReplica: the queue dies with it, "
+           "ZooKeeper already says the reassignment is done, and the new controller never sends it.",
+           {"failovers": 1}))),
+    # zk with the controller's memory checked (docs/zk-profile.md, "What the controller remembers")
+    Finding("lost_request_resumes_superseded", "superseded_reassignment_never_resumed", ("zk",),
+            resumes_zookeepers_stale_target,
+            "The API handler records an override or a cancel only in memory until its step U writes ZooKeeper; "
+            "a failover before U loses it and the new controller resumes the reassignment it superseded.",
+            {**_at(reassigns=2, failovers=1), "zk_versions": True}),
     Finding("last_isr_log_deleted", "no_in_sync_log_deleted", ("kip236",), last_isr_log_deleted,
             "The rollback removes the last in-sync replica, which OfflineReplica keeps in the ISR; its broker "
             "then deletes the only in-sync copy.", {**_at(cancels=1, failures=1), "broker_replicas": True}),
     Finding("removed_replica_log_deleted", "no_in_sync_log_deleted", ("kip455",), removed_replica_log_deleted_in_isr,
             "Completion removes RR from R while the ISR still lists them; a removed replica's broker deletes "
             "its log while it is in the ISR.", {**_at(), "broker_replicas": True}),
+    # kraft, kraft-3.7 with the controller's own actions (docs/kafka.md)
+    Finding("fenced_leader_keeps_leadership", "restart_moves_leadership", KRAFT, fenced_leader_keeps_leadership,
+            "A broker that restarts and re-registers before the controller fenced its expired session keeps "
+            "leading its partitions while fenced: Kafka 3.9 moves leadership on re-registration only with ELR "
+            "(KIP-966), which is off by default.", {**_at(brokers=2, reassigns=0), "kraft_actions": ("restart",)}),
     # kip599, kip599-draft
     Finding("permissive_overdraft", Q.ADMITTED_WITHIN_INTERVAL, Q.KIP599_PROFILES, permissive_overdraft,
             "Old clients are admitted permissively whatever the tokens say, so admissions in an instant exceed "

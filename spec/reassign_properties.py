@@ -141,11 +141,13 @@ def epochs_monotone(prev: ModelState, action, nxt: ModelState) -> bool:
     return True
 
 
-def _endings(action, nxt: ModelState):
+def _endings(action, nxt: ModelState) -> list:
     """(ending, partition after the edge) for every reassignment that ended on this edge."""
+    endings = getattr(action, "endings", ())
+    if not endings:  # most edges end nothing (a list, not a generator: this is asked on every edge)
+        return []
     parts = list(nxt.cluster.partitions())
-    for e in getattr(action, "endings", ()):
-        yield e, parts[e.index][2]
+    return [(e, parts[e.index][2]) for e in endings]
 
 
 def completion_reaches_target(prev: ModelState, action, nxt: ModelState) -> bool:

@@ -13,16 +13,66 @@ ints, strs, bools, tuples and None, so that two equal states hash equally
 
 Left out on purpose: log directories, rack awareness, throttles, topic
 deletion in flight, controller epochs on the broker side, metadata
-propagation delay (brokers see the controller's writes at once).
+propagation delay (brokers see the controller's writes at once; except for
+`zk` with broker_replicas, where the controller's requests wait in per-broker
+queues, `BrokerRequests`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import ClassVar
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 NO_LEADER = -1
+
+
+def replace(obj: Any, /, **changes: Any) -> Any:
+    """`dataclasses.replace`, with the same result, made fast for the frozen values of the model.
+
+    The explorer replaces partitions, topics and clusters millions of times, and the generic
+    `dataclasses.replace` walks the fields in Python on every call; this one calls a function
+    generated once per class (`_replacer`) that handles every field, changed or kept, in line.
+    """
+    return _REPLACERS[type(obj)](obj, **changes)
+
+
+class _Replacers(dict):
+    """class -> its `replace`, made on first use."""
+
+    def __missing__(self, cls: type) -> Callable[..., Any]:
+        fn = self[cls] = _replacer(cls)
+        return fn
+
+
+_REPLACERS = _Replacers()
+_KEEP = object()  # "this field is not changed"
+
+
+def _replacer(cls: type) -> Callable[..., Any]:
+    """`replace` for one dataclass: `def r(obj, *, a=_KEEP, ...)` that makes the new value from each field,
+    `obj.a if a is _KEEP else a`. A frozen slots class whose `__init__` is the generated one (it only
+    stores the fields) gets its slots set directly, which is what that `__init__` does, at half the cost
+    of its `object.__setattr__` calls; any other dataclass gets its constructor called."""
+    fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else None
+    if not fields or any(not f.init or f.kw_only or f.name.startswith("_") for f in fields):
+        return dataclasses.replace  # the general case (init=False / keyword-only fields): the library's
+    names = [f.name for f in fields]
+    params = ", ".join(f"{n}=_KEEP" for n in names)
+    values = [f"obj.{n} if {n} is _KEEP else {n}" for n in names]
+    namespace: dict[str, Any] = {"_KEEP": _KEEP, "cls": cls, "new": object.__new__}
+    plain_init = (getattr(cls, "__slots__", None) == tuple(names) and not hasattr(cls, "__post_init__")
+                  and getattr(cls.__init__, "__code__", None) is not None
+                  and cls.__init__.__code__.co_filename == "<string>")  # made by @dataclass
+    if plain_init:
+        namespace.update({f"set_{n}": getattr(cls, n).__set__ for n in names})
+        body = "".join(f"    set_{n}(o, {v})\n" for n, v in zip(names, values))
+        code = f"def replace_{cls.__name__}(obj, *, {params}):\n    o = new(cls)\n{body}    return o\n"
+    else:
+        code = f"def replace_{cls.__name__}(obj, *, {params}):\n    return cls({', '.join(values)})\n"
+    exec(code, namespace)  # noqa: S102 -- code made above from the class's own field names
+    return namespace[f"replace_{cls.__name__}"]
 
 TopicPartition = tuple[str, int]
 
@@ -121,7 +171,17 @@ class ZkController:
     ZooKeeper (persisted) view; `memory` is the controller context's assignment, which
     onPartitionReassignment updates at different steps than ZooKeeper, and which a
     failover rebuilds from ZooKeeper.
+
+    `leadership` (bounds: zk_versions = true, else None) is controllerContext.partitionLeadershipInfo:
+    per partition the cached leader, ISR and how many zkVersions the cache is behind ZooKeeper's
+    partition state znode (cached zkVersion = Partition.partition_epoch − behind). Kept as a
+    difference so that the explorer's epoch renaming, which zeroes ZooKeeper's versions, keeps
+    the two in step; the cached leader epoch always equals ZooKeeper's (only the controller
+    changes a leader epoch, and it refreshes the cache when it writes).
     """
+
+    #: added after the JSON form was fixed: omitted from JSON at their default (older files stay identical)
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("leadership", "deleting")
 
     active: bool = True  # an active controller exists (False between a crash and the next election)
     epoch: int = 1  # controller epoch, bumped at every failover
@@ -131,8 +191,13 @@ class ZkController:
     being_reassigned: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
     # content of /admin/reassign_partitions: (topic, partition, target replicas)
     admin_znode: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
-    # the controller's pending work: (topic, partition, next step of onPartitionReassignment)
+    # the controller's pending work: (topic, partition, next step of onPartitionReassignment, or "N": an
+    # ISR change notification to process, zk_versions only)
     pending: tuple[tuple[str, int, str], ...] = ()
+    # the cached leader and ISR: (topic, partition, leader, isr, zkVersions behind ZooKeeper)
+    leadership: tuple[tuple[str, int, int, tuple[int, ...], int], ...] | None = None
+    # topics queued for deletion (/admin/delete_topics, TopicDeletionManager; bounds: delete_topic)
+    deleting: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +209,41 @@ class Kip236Admin:
     extra: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
     # route a partition's ongoing reassignment came through: (topic, partition, "legacy" | "requests")
     routes: tuple[tuple[str, int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRequest:
+    """A request the `zk` controller queued for one broker (ControllerChannelManager; bounds: broker_replicas).
+
+    `leader_epoch` is kept relative to the partition's current leader epoch (0: the current one,
+    -1: the next older one the brokers' requests or memory mention, ...), so that the explorer's
+    renaming of a partition's epochs leaves it alone; only its order against other epochs matters.
+    """
+
+    kind: str  # "LeaderAndIsr" or "StopReplica"
+    topic: str
+    partition: int
+    leader_epoch: int
+    leader: int = NO_LEADER  # LeaderAndIsr: the leader, ISR and the controller's assignment
+    isr: tuple[int, ...] = ()
+    replicas: tuple[int, ...] = ()
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+    delete: bool = False  # StopReplica: deletePartition
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRequests:
+    """`zk` with broker_replicas: the requests in flight to each broker and what each broker keeps in memory.
+
+    `queues`: (broker, its FIFO of requests) for every broker with a non-empty queue, sorted by broker
+    (one RequestSendThread per broker: FIFO per broker, any interleaving across brokers).
+    `known`: ReplicaManager's partitions, (broker, topic, partition, leader epoch (relative, as in
+    ControlRequest), role "leader" | "follower" | "stopped"), sorted; lost when the broker fails.
+    """
+
+    queues: tuple[tuple[int, tuple[ControlRequest, ...]], ...] = ()
+    known: tuple[tuple[int, str, int, int, str], ...] = ()
 
 
 ThrottledReplica = tuple[str, int, int]  # (topic, partition, broker): "partition:broker" in a topic config
@@ -173,7 +273,7 @@ class ClusterState:
 
     #: fields added after the JSON form was fixed: omitted from JSON while they hold their default,
     #: so that older trace and state files stay byte-identical and still decode
-    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles", "hosted")
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles", "hosted", "requests")
 
     brokers: tuple[Broker, ...]
     topics: tuple[Topic, ...]
@@ -183,6 +283,8 @@ class ClusterState:
     # the logs brokers host on disk, (broker, topic, partition) sorted, as each broker last acted on the
     # metadata it replayed (bounds: broker_replicas = true); None when that layer is off
     hosted: tuple[tuple[int, str, int], ...] | None = None
+    # `zk` with broker_replicas: the controller's requests in flight and the brokers' memory; None otherwise
+    requests: BrokerRequests | None = None
 
     # -- lookups ---------------------------------------------------------
     def broker(self, broker_id: int) -> Broker | None:
@@ -216,15 +318,19 @@ class ClusterState:
             for i, p in enumerate(t.partitions):
                 yield t.name, i, p
 
+    def partition_count(self) -> int:
+        count = 0
+        for t in self.topics:
+            count += len(t.partitions)
+        return count
+
     # -- functional updates ------------------------------------------------
     def with_partition(self, name: str, index: int, part: Partition) -> ClusterState:
-        topics = tuple(
-            replace(t, partitions=t.partitions[:index] + (part,) + t.partitions[index + 1 :])
-            if t.name == name
-            else t
-            for t in self.topics
-        )
-        return replace(self, topics=topics)
+        topics = list(self.topics)
+        for k, t in enumerate(topics):
+            if t.name == name:
+                topics[k] = replace(t, partitions=t.partitions[:index] + (part,) + t.partitions[index + 1 :])
+        return replace(self, topics=tuple(topics))
 
     def with_broker(self, broker: Broker) -> ClusterState:
         brokers = tuple(sorted([b for b in self.brokers if b.id != broker.id] + [broker], key=lambda b: b.id))
@@ -259,7 +365,9 @@ def make_cluster(
 __all__ = [
     "NO_LEADER",
     "Broker",
+    "BrokerRequests",
     "ClusterState",
+    "ControlRequest",
     "Kip236Admin",
     "Partition",
     "ReplicaLog",
@@ -271,4 +379,5 @@ __all__ = [
     "field",
     "make_cluster",
     "ordered_minus",
+    "replace",
 ]

@@ -2,12 +2,14 @@
 
 The engine's path is a shortest one at the requested bounds. Minimization then lowers
 one bound at a time (fewer partitions, brokers, failovers, failures, cancels, requests,
-records) and keeps the smaller configuration only if the same violation is still found
-there with a path no longer than the current one. Behaviours only shrink with the
-bounds, so a path found at smaller bounds is never shorter: in effect the bounds shrink
-while the path keeps its length, and the trace handed back is as short as the shortest
-one at the requested bounds. The replication factor is never lowered (a different RF is
-a different configuration, not a smaller one).
+CreatePartitions requests, records) and keeps the smaller configuration only if the same
+violation is still found there with a path no longer than the current one. Behaviours
+only shrink with the bounds, so a path found at smaller bounds is never shorter: in effect
+the bounds shrink while the path keeps its length, and the trace handed back is as short
+as the shortest one at the requested bounds. The replication factor is never lowered (a
+different RF is a different configuration, not a smaller one), and no capability is
+switched off: without throttles the admin sends plain requests instead of the tool's, and
+without the brokers' logs followers fetch sooner — other behaviours, not fewer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from kreassign.checker.explore.bfs import Path
 from kreassign.checker.models.bounds import Bounds, ConfigError
 
 #: the bounds minimization may lower, in the order it tries them
-SHRINKABLE = ("partitions", "brokers", "failovers", "failures", "cancels", "reassigns", "log_length")
+SHRINKABLE = ("partitions", "brokers", "failovers", "failures", "cancels", "reassigns", "create_partitions",
+              "log_length")
 
 Found = tuple[Path, "int | None"]  # (path, loop start of a lasso or None)
 

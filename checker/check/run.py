@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -37,6 +36,7 @@ from kreassign.checker.explore import liveness
 from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph, explore
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.bounds import Bounds, ConfigError
+from kreassign.checker.models.compositional import compositional_explorer, compositional_requested
 from kreassign.checker.models.packed import fast_path_enabled, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
@@ -91,6 +91,7 @@ class CheckResult:
     seconds: float
     complete: bool
     properties: dict[str, PropertyVerdict] = field(default_factory=dict)
+    reduction: dict[str, Any] | None = None  # a reduced search (compositional): what was explored instead
 
     @property
     def unexpected(self) -> list[str]:
@@ -107,6 +108,7 @@ class CheckResult:
             "seconds": round(self.seconds, 3),
             "complete": self.complete,
             "properties": {n: _verdict_json(v) for n, v in self.properties.items()},
+            **({"reduction": self.reduction} if self.reduction is not None else {}),
         }
 
 
@@ -184,52 +186,22 @@ class Classified:
     findings: dict[str, Found] = field(default_factory=dict)
 
 
-def _leads_to(graph: StateGraph, stuck: list[int], targets: set[int]) -> set[int]:
-    """The stuck states from which a target state is reachable through environment edges."""
-    among = set(stuck)
-    preds: dict[int, list[int]] = {}
-    for i in stuck:
-        for j, a in zip(graph.successors[i], graph.actions[i]):
-            if j in among and liveness.environment_edge(a):
-                preds.setdefault(j, []).append(i)
-    seen, queue = set(targets), deque(targets)
-    while queue:
-        for i in preds.get(queue.popleft(), ()):
-            if i not in seen:
-                seen.add(i)
-                queue.append(i)
-    return seen
-
-
 def _classify_stuck(graph: StateGraph, prop: Property, found: tuple[Finding, ...], want_findings: bool) -> Classified:
-    """Classify every stuck state of an `eventually` property (BFS order: the first of each class is
-    on a shortest path); states outside the property's premise (`extra["from"]`) do not count.
-
-    A finding explains a stuck state its signature recognises, and every stuck state that can only
-    drift into one on its own (through environment edges): a partition may be doomed a few steps
-    before it shows (zk: step U of a request is still to run when the leader's fate is sealed)."""
+    """Classify every stuck state of an `eventually` property (liveness.classify_stuck, the one
+    definition every engine shares); fair liveness (spec/fairness.py) by its fair components."""
     if prop.extra.get("fairness") is not None:  # fair liveness (spec/fairness.py): the first fair lasso
         if not found:
             return Classified(unexpected=liveness.violation(graph, prop))
         return _classify_fair(graph, prop, found, want_findings)
-    premise = prop.extra.get("from")
-    stuck = [i for i in liveness.stuck_states(graph, prop.predicate)
-             if premise is None or premise(graph.states[i])]
-    explains = {f.name: _leads_to(graph, stuck, {i for i in stuck if f.signature(graph.states[i])}) for f in found}
-    out = Classified()
-    for i in stuck:
-        matched = [f for f in found if i in explains[f.name]]
-        new = [f for f in matched if f.name not in out.findings] if want_findings else []
-        if (matched or out.unexpected is not None) and not new:
-            continue
-        lasso = liveness.lasso(graph, liveness.stuck_at(graph, i))
-        if not matched:
-            out.unexpected = lasso
-        for f in new:
-            out.findings[f.name] = lasso
-        if out.unexpected is not None and (not want_findings or len(out.findings) == len(found)):
-            break
-    return out
+
+    def edges(among: set[int]):
+        return ((i, j) for i in among for j, a in zip(graph.successors[i], graph.actions[i])
+                if j in among and liveness.environment_edge(a))
+
+    unexpected, findings = liveness.classify_stuck(
+        liveness.stuck_states(graph, prop.predicate), lambda i: graph.states[i], edges,
+        lambda i: liveness.lasso(graph, liveness.stuck_at(graph, i)), prop.extra.get("from"), found, want_findings)
+    return Classified(unexpected, findings)
 
 
 def _classify_fair(graph: StateGraph, prop: Property, found: tuple[Finding, ...], want_findings: bool) -> Classified:
@@ -254,12 +226,14 @@ def _classify_fair(graph: StateGraph, prop: Property, found: tuple[Finding, ...]
 
 def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress=None,
                        only: str | None = None, findings: bool = True,
-                       explorer: Callable[..., ExploreResult] = explore) -> tuple[ExploreResult, dict[str, Classified]]:
+                       explorer: Callable[..., ExploreResult] = explore,
+                       compose: bool | None = None) -> tuple[ExploreResult, dict[str, Classified]]:
     """Explore once and classify every violation of every property (or of `only`, stopping at its
     first unexpected violation when it is a safety property).
 
     `explorer` is the engine: `explore` (embedded) or another with the same signature and result
     (the Spark engine); liveness and the classification of stuck states run on the graph it returns.
+    `compose` (default: `check --compositional`) checks each partition apart (models/compositional.py).
     """
     props = [p for p in model.properties() if only is None or p.name == only]
     engine_props = engine_properties(props, profile)
@@ -269,17 +243,22 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
     stop = only is not None and all(p.kind != EVENTUALLY and SEP not in p.name for p in engine_props)
     # the embedded engine runs on the packed path when the model splits per partition (models/packed.py)
     fast = fast_path_enabled() and getattr(explorer, "explorer", explorer) is explore and packable(model, engine_props)
+    compose = compositional_requested() if compose is None else compose
+    if compose and not fast:
+        raise ConfigError("--compositional: needs the packed path (profile kraft, kraft-3.7 or kip455 with none of "
+                          "the issue-14 capability bounds, the embedded engine, no --no-fast)")
+    fast_engine = compositional_explorer if compose else packed_explorer
     patched = model.__dict__.get("properties")
     model.properties = lambda: engine_props  # type: ignore[method-assign]
     try:
         if fast and explorer is not explore:  # the CLI's recorder around explore: its options, the packed engine
-            explorer.explorer = packed_explorer
+            explorer.explorer = fast_engine
             try:
                 result = explorer(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
             finally:
                 explorer.explorer = explore
         else:
-            engine = packed_explorer if fast else explorer
+            engine = fast_engine if fast else explorer
             result = engine(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
     finally:
         if patched is None:
@@ -346,7 +325,8 @@ def _unexpected_at(factory: ModelFactory, profile: str, bounds: Bounds, prop_nam
         model = factory(profile, bounds)
     except (ConfigError, ValueError):
         return None
-    _, classified = explore_classified(model, profile, keep_graph=graph, only=prop_name, findings=False)
+    _, classified = explore_classified(model, profile, keep_graph=graph, only=prop_name, findings=False,
+                                       compose=False)
     c = classified.get(prop_name)
     return c.unexpected if c is not None else None
 
@@ -385,7 +365,7 @@ def check_model(
     result, classified = explore_classified(model, profile, keep_graph=liveness_check, progress=progress,
                                             explorer=explorer)
     check = CheckResult(profile, engine, model.describe(), result.states, result.transitions, result.depth,
-                        0.0, result.complete)
+                        0.0, result.complete, reduction=getattr(result, "reduction", None))
     for prop in model.properties():
         if prop.kind == SOMETIMES:
             status = HOLDS if prop.name in result.examples else VIOLATED

@@ -32,7 +32,7 @@ from kreassign.checker.check.run import FINDING_MISSING, HOLDS, KNOWN, NOT_CHECK
 from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
 from kreassign.checker.models.bound_flags import add_bound_arguments, bound_overrides
 from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
-from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", action="append", dest="profiles", metavar="P",
@@ -70,6 +70,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subsume", action="store_true",
                         help="with --no-liveness: skip states whose request budgets another state dominates "
                              "(fewer states, same verdicts; docs/performance.md)")
+    parser.add_argument("--compositional", action="store_true",
+                        help="check each partition against the shared brokers instead of the whole cluster "
+                             "(same verdicts, checked conditions; docs/performance.md)")
     parser.add_argument("--junit", metavar="FILE",
                         help="also write the verdicts as JUnit XML (one test case per profile x property)")
     parser.add_argument("--progress-interval", type=float, default=CI_INTERVAL, metavar="SECONDS",
@@ -93,6 +96,7 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
         raise ConfigError("--impl runs the implementation in this process's lockstep; it cannot run on Spark")
     if args.impl and not names:
         names = ["kraft"]  # an implementation is checked against one profile; kraft unless told otherwise
+    whole_suite = not names and not overrides
     names = names or list(DEFAULT_SUITE) + list(QUOTA_SUITE)
     plan = []
     for name in names:
@@ -102,6 +106,8 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
             plan.append((name, bounds_from_mapping(overrides, base=start, where="flags") if overrides else start))
         else:
             plan.append((name, None))
+    if whole_suite:
+        plan += list(LARGER_SUITE)
     return plan
 
 
@@ -194,13 +200,19 @@ def report(results: list[CheckResult]) -> str:
             if n not in names:
                 names.append(n)
     rows = [[n] + [_cell(r.properties[n]) if n in r.properties else "" for r in results] for n in names]
-    table = tabulate(rows, headers=["property"] + [r.profile for r in results], tablefmt="simple")
+    table = tabulate(rows, headers=["property"] + [suite_label(r.profile, r.bounds) for r in results],
+                     tablefmt="simple")
     summary = tabulate(
-        [[r.profile, f"{r.states:,}", f"{r.transitions:,}", r.depth, f"{r.seconds:.2f}"] for r in results],
+        [[suite_label(r.profile, r.bounds), f"{r.states:,}", f"{r.transitions:,}", r.depth, f"{r.seconds:.2f}"] for r in results],
         headers=["profile", "states", "transitions", "depth", "seconds"],
         tablefmt="simple",
     )
     lines = [table, "", summary]
+    for r in results:
+        if r.reduction is not None:  # the counts above are the projections', not the whole cluster's
+            parts = "; ".join(f"partitions {','.join(map(str, p['partitions']))}: {p['states']:,} states"
+                              for p in r.reduction["projections"])
+            lines.append(f"{r.profile}: {r.reduction['mode']} — one search per distinct partition ({parts})")
     files = [(r.profile, n, v.counterexample) for r in results for n, v in r.properties.items()
              if v.status in (VIOLATED, KNOWN) and v.counterexample]
     if files:
@@ -290,6 +302,11 @@ def _run(args: argparse.Namespace) -> int:
         os.environ["KREASSIGN_FAST"] = "0"
     if args.subsume:
         os.environ["KREASSIGN_SUBSUME"] = "1"
+    if args.compositional:
+        if args.engine == "spark" or args.no_fast or args.symmetry or args.impl:
+            raise UsageError("--compositional: runs on the embedded packed path only "
+                             "(not with --engine spark, --no-fast, --symmetry or --impl)")
+        os.environ["KREASSIGN_COMPOSITIONAL"] = "1"
     limits = _limits(args)
     check_out_dir(args.out)
     if args.junit:
@@ -300,7 +317,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     for profile, bounds in plan:  # judge every profile's bounds before exploring any
         if isinstance(bounds, Bounds):
-            refuse_absurd(profile, bounds, force=args.force)
+            # --compositional explores one-partition projections (at most one per partition)
+            searched = replace(bounds, partitions=1, initial=None) if args.compositional else bounds
+            refuse_absurd(profile, searched, force=args.force)
     explorer = _explorer(args, limits)
     results: list[CheckResult] = []
     interrupted = None

@@ -131,6 +131,58 @@ def stuck_at(graph: StateGraph, i: int, allowed: Callable[[Any], bool] = environ
     return Stuck(i, _trap_loop(graph, i, allowed))
 
 
+def classify_stuck(stuck: list[int], state: Callable[[int], Any], edges: Callable[[set[int]], Any],
+                   lasso_of: Callable[[int], Any], premise: Callable[[Any], bool] | None, findings: tuple[Any, ...],
+                   want_findings: bool = True) -> tuple[Any, dict[str, Any]]:
+    """Classify the stuck states of an `eventually` property by the declared findings — the one
+    definition every engine uses (object graph, packed arrays, compositional projections).
+
+    `stuck`: the stuck states in BFS order (so the first of each class is on a shortest path);
+    `state(i)`: state i; `edges(among)`: the environment edges (i, j) with both ends in `among`;
+    `lasso_of(i)`: the counterexample of stuck state i. States outside the `premise` do not count.
+    A finding (`.name`, `.signature(state)`) explains a stuck state its signature recognises, and
+    every stuck state that can only drift into one on its own (through environment edges): a
+    partition may be doomed a few steps before it shows (zk: step U of a request is still to run
+    when the leader's fate is sealed). Returns (the first unexplained lasso or None, {finding: lasso})."""
+    memo: dict[int, Any] = {}
+
+    def at(i: int) -> Any:
+        if i not in memo:
+            memo[i] = state(i)
+        return memo[i]
+
+    stuck = [i for i in stuck if premise is None or premise(at(i))]
+    explains: dict[str, set[int]] = {}
+    if findings:
+        among = set(stuck)
+        preds: dict[int, list[int]] = {}
+        for i, j in edges(among):
+            preds.setdefault(j, []).append(i)
+        for f in findings:
+            seen = {i for i in stuck if f.signature(at(i))}
+            queue = deque(seen)
+            while queue:
+                for i in preds.get(queue.popleft(), ()):
+                    if i not in seen:
+                        seen.add(i)
+                        queue.append(i)
+            explains[f.name] = seen
+    unexpected, found = None, {}
+    for i in stuck:
+        matched = [f for f in findings if i in explains[f.name]]
+        new = [f for f in matched if f.name not in found] if want_findings else []
+        if (matched or unexpected is not None) and not new:
+            continue
+        one = lasso_of(i)
+        if not matched:
+            unexpected = one
+        for f in new:
+            found[f.name] = one
+        if unexpected is not None and (not want_findings or len(found) == len(findings)):
+            break
+    return unexpected, found
+
+
 def lasso(graph: StateGraph, stuck: Stuck, inits: tuple[int, ...] = (0,)) -> tuple[Path, int | None]:
     """The counterexample as an engine Path [(state, action), ...]: a shortest path from an initial
     state to the stuck state, then on to the loop and once around it; and where the loop starts."""

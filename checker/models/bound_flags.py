@@ -13,7 +13,8 @@ from kreassign.checker.models.bounds import ConfigError
 BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
                "create_partitions")
 #: switches of the issue-14 capabilities (bounds.py documents them)
-CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair", "broker_replicas", "leader_balance")
+CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair", "broker_replicas", "leader_balance", "delete_topic",
+                       "zk_versions")
 
 
 def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +38,13 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the logs brokers host, as they act on the metadata they replay")
     parser.add_argument("--leader-balance", action="store_true", default=None,
                         help="the controller's periodic preferred-leader balancing (auto.leader.rebalance.enable)")
+    parser.add_argument("--zk-versions", action="store_true", default=None,
+                        help="zk: the controller's cached leader/ISR with zkVersions; check what the controller remembers")
+    parser.add_argument("--delete-topic", action="store_true", default=None,
+                        help="the admin may delete the topic during a reassignment (zk: deferred until it ends)")
+    parser.add_argument("--kraft-actions", metavar="A,B",
+                        help="kraft: also explore the controller's own actions: controlled-shutdown, restart, "
+                        "balance-leaders, elect-unclean (docs/kafka.md)")
 
 
 def _lists(text: str, flag: str) -> list[list[int]]:
@@ -54,6 +62,8 @@ def bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["initial"] = _lists(args.initial, "initial")
     if args.elections is not None:
         out["elections"] = [e.strip() for e in args.elections.split(",") if e.strip()]
+    if getattr(args, "kraft_actions", None):
+        out["kraft_actions"] = [a.strip() for a in args.kraft_actions.split(",") if a.strip()]
     for flag in ("unclean", "replication", "znode") + CAPABILITY_SWITCHES:
         if getattr(args, flag):
             out[flag] = True

@@ -26,6 +26,11 @@ A TOML config holds one `[bounds]` table (and optionally `[profiles]`):
     fair = false           # liveness under weak fairness, brokers that may stay down (lassos)
     broker_replicas = false  # the logs brokers host, created/deleted as they replay the metadata
     leader_balance = false # the controller's periodic preferred-leader balancing runs
+    zk_versions = false    # zk: the controller's cached leader/ISR with zkVersions, leaders' own ISR
+                           # writes to ZooKeeper, and the controller-memory properties
+    kraft_actions = []     # kraft: the controller's own actions to explore, from "controlled-shutdown",
+                           # "restart", "balance-leaders", "elect-unclean" (docs/kafka.md)
+    delete_topic = false   # the admin may delete the topic (DeleteTopic; zk: deferred while reassigning)
 
 Every key is checked: an unknown key, a wrong type or an out-of-range value is an
 error that names the key.
@@ -84,6 +89,9 @@ class Bounds:
     fair: bool = False
     broker_replicas: bool = False
     leader_balance: bool = False
+    zk_versions: bool = False
+    kraft_actions: tuple[str, ...] = ()  # in CONTROLLER_ACTIONS' order (normalized below)
+    delete_topic: bool = False
 
     def __post_init__(self) -> None:
         for name in ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
@@ -115,6 +123,15 @@ class Bounds:
             raise ConfigError(f"targets: expected \"all\", \"permutations\" or a list of replica lists, got {self.targets!r}")
         if self.initial is not None and len(self.initial) != self.partitions:
             raise ConfigError(f"initial: {len(self.initial)} replica lists for {self.partitions} partitions")
+        if self.kraft_actions:
+            from kreassign.reference.kraft import CONTROLLER_ACTIONS
+
+            unknown = [a for a in self.kraft_actions if a not in CONTROLLER_ACTIONS]
+            if unknown:
+                raise ConfigError(f"kraft_actions: unknown action(s) {short(', '.join(map(str, unknown)))} "
+                                  f"(known: {', '.join(CONTROLLER_ACTIONS)})")
+            # one spelling per set of actions, so that equal bounds compare (and hash) equal
+            object.__setattr__(self, "kraft_actions", tuple(a for a in CONTROLLER_ACTIONS if a in self.kraft_actions))
 
     @property
     def broker_ids(self) -> tuple[int, ...]:
@@ -143,7 +160,8 @@ class Bounds:
 _TYPES = {f.name: f.type for f in fields(Bounds)}
 
 #: keys added after trace files fixed the bounds' JSON form (omitted from it at their default)
-OPTIONAL_KEYS = ("broker_view", "throttles", "create_partitions", "fair", "broker_replicas", "leader_balance")
+OPTIONAL_KEYS = ("broker_view", "throttles", "create_partitions", "fair", "broker_replicas", "leader_balance",
+                 "kraft_actions", "delete_topic", "zk_versions")
 
 
 def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where: str = "bounds") -> Bounds:
@@ -170,7 +188,7 @@ def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where:
                 raise ConfigError(f"{where}.{key}: expected a list of lists of broker ids, got {short(v)}")
             else:
                 v = tuple(tuple(r) for r in v)
-        elif key == "elections":
+        elif key in ("elections", "kraft_actions"):
             if not isinstance(v, list) or not all(isinstance(e, str) for e in v):
                 raise ConfigError(f"{where}.{key}: expected a list of strings, got {short(v)}")
             v = tuple(v)

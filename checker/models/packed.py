@@ -40,9 +40,9 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from kreassign.checker.explore.liveness import environment_edge
+from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states, environment_edge
 from kreassign.checker.explore.packed_bfs import PackedResult, explore_packed
-from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
 from kreassign.reference import profile as reference_profile
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 from kreassign.spec.reassign_properties import PROPERTIES, ModelState
@@ -60,7 +60,7 @@ SEP = "::"
 PARTITION_LOCAL = ("kraft", "kraft-3.7", "kip455")
 
 #: bounds that switch on actions or state the packed encoding does not split (tool, broker view, ...)
-UNSPLIT_BOUNDS = ("broker_view", "throttles", "fair", "create_partitions")
+UNSPLIT_BOUNDS = ("broker_view", "throttles", "fair", "create_partitions", "kraft_actions", "delete_topic")
 
 #: common.default_enabled_actions lists actions family by family, partition by partition within a
 #: family (elections: election type first); with one partition the rank alone is its order
@@ -108,6 +108,14 @@ def packable(model: Any, properties: Any = None) -> bool:
     return len(init) == 1 and init[0].cluster.zk is None and init[0].cluster.kip236 is None
 
 
+def _checks(predicates: list[Any]) -> list[tuple[Any, int]]:
+    """Each distinct predicate once, with the bits (positions in `predicates`) of every property it decides."""
+    bits: dict[Any, int] = {}
+    for k, pred in enumerate(predicates):
+        bits[pred] = bits.get(pred, 0) | 1 << k
+    return list(bits.items())
+
+
 def _bits(n: int) -> int:
     return max(1, int(n).bit_length())
 
@@ -149,6 +157,12 @@ class PackedReassignment:
         self.edge_forms = [self._form(p, self.edge_sigs) for p in self.edge_props]
         self.always_bases = [_base(p).predicate for p in self.always]
         self.edge_bases = [_base(p).predicate for p in self.edge_props]
+        # what compute evaluates: each distinct predicate once (the engine properties split by findings share
+        # their base), with the bits it sets, a signature's in the high half when it does *not* match
+        self.always_checks = _checks(self.always_bases)
+        self.edge_checks = _checks(self.edge_bases)
+        self.state_sig_bits = [(sig, 1 << (32 + j)) for j, sig in enumerate(self.state_sigs)]
+        self.edge_sig_bits = [(sig, 1 << (32 + j)) for j, sig in enumerate(self.edge_sigs)]
         self.exact_always = [f[0] == "exact" for f in self.always_forms]
         self.exact_edges = [f[0] == "exact" for f in self.edge_forms]
         # interning
@@ -182,7 +196,8 @@ class PackedReassignment:
         # that still have that budget, so the reference is asked no more than the search needs
         self.groups = [_Group() for _ in range(1 + len(budget_max))]
         self.bits: dict[tuple[int, int], tuple[int, int, int]] = {}
-        self._enabled: dict[tuple[int, int], list[list[Any]]] = {}  # (local, env) -> actions not tabulated yet  # (local, env) -> (always, goal, sometimes)
+        # (local, env) -> (its local state, per budget group the enabled actions not tabulated yet), while any are
+        self._enabled: dict[tuple[int, int], tuple[ModelState, list[list[Any]]]] = {}
         self.reference_calls = 0
         self.init_state = self.pack(init)
 
@@ -243,13 +258,13 @@ class PackedReassignment:
             self.envs.append(brokers)
         return i
 
-    def _code(self, action: Any, is_global: bool, environment: bool) -> int:
+    def _code(self, action: Any) -> int:
         i = self.code_ids.get(action)
         if i is None:
             i = self.code_ids[action] = len(self.codes)
             self.codes.append(action)
-            self.is_global.append(is_global)
-            self.environment.append(environment)
+            self.is_global.append(getattr(action, "partition", None) is None)  # names no partition
+            self.environment.append(environment_edge(action))
         return i
 
     def pack(self, ms: ModelState) -> int:
@@ -283,42 +298,60 @@ class PackedReassignment:
         topic = replace(self.topic_template, partitions=(part,))
         return ModelState(ClusterState(self.envs[env], (topic,)), (ghost,), LOCAL_BUDGET)
 
-    def _actions(self, group: int, local: int, env: int, ms: ModelState) -> list[tuple[int, Any]]:
-        """(rank in the reference's enumeration, action) of one budget group, each handed out once."""
-        by_group = self._enabled.get((local, env))
-        if by_group is None:  # the enabled actions of a local situation, split by budget group once
-            lm = self.local_model
-            by_group = self._enabled[(local, env)] = [[] for _ in self.groups]
-            for rank, a in enumerate(lm.actions(ms)):
-                slot = lm._budget_slot(a)
-                by_group[0 if slot is None else slot + 1].append((rank, a))
+    def _actions(self, group: int, local: int, env: int) -> tuple[ModelState, list[tuple[int, Any]]]:
+        """The local state and the (rank in the reference's enumeration, action) of one budget group, each
+        handed out once (`compute` is asked once per group and situation: `_Group.done`)."""
+        key = (local, env)
+        entry = self._enabled.get(key)
+        if entry is None:  # the enabled actions of a local situation, split by budget group once
+            ms = self._local_state(local, env)
+            entry = (ms, [[] for _ in self.groups])
+            for rank, a in enumerate(self.local_model.actions(ms)):
+                slot = budget_slot(a)
+                entry[1][0 if slot is None else slot + 1].append((rank, a))
+        by_group = entry[1]
         actions, by_group[group] = by_group[group], []
-        return actions
+        if any(by_group):  # kept until every group's actions are handed out
+            self._enabled[key] = entry
+        else:
+            self._enabled.pop(key, None)
+        return entry[0], actions
 
     def compute(self, group: int, local: int, env: int) -> tuple[list, tuple | None]:
         """The reference's answers for one local situation and budget group, as plain values:
-        ([(rank, action, partition after, ghost after, brokers after, edge bits)], state bits or None).
-        Reads the interned tables, writes nothing but `_enabled`, so worker processes can run it."""
-        lm = self.local_model
-        ms = self._local_state(local, env)
+        ([(rank, action, (partition, ghost) after, brokers after, edge bits)], state bits or None);
+        an unchanged (partition, ghost) or brokers comes as its id (`local`, `env`), found by identity,
+        so that interning does not hash it again. Reads the interned tables, writes nothing but
+        `_enabled`, so worker processes can run it."""
+        step = self.local_model.step
+        ms, actions = self._actions(group, local, env)
+        part0, ghost0, brokers0 = ms.cluster.topics[0].partitions[0], ms.ghosts[0], ms.cluster.brokers
+        edge_checks, edge_sigs = self.edge_checks, self.edge_sig_bits
         out = []
-        for rank, a in self._actions(group, local, env, ms):
-            nxt, label = lm.step(ms, a)
+        for rank, a in actions:
+            nxt, label = step(ms, a)
             c = nxt.cluster
             if c.zk is not None or c.kip236 is not None or len(c.topics) != 1:
                 raise NotPackable("the profile wrote controller-wide state")
             ok = 0
-            for bit, base in enumerate(self.edge_bases):
+            for base, mask in edge_checks:
                 if base(ms, label, nxt):
-                    ok |= 1 << bit
-            for j, sig in enumerate(self.edge_sigs):
+                    ok |= mask
+            for sig, mask in edge_sigs:
                 if not sig(ms, label, nxt):
-                    ok |= 1 << (32 + j)
-            out.append((rank, a, c.topics[0].partitions[0], nxt.ghosts[0], c.brokers, ok))
+                    ok |= mask
+            part, ghost = c.topics[0].partitions[0], nxt.ghosts[0]
+            new = local if part is part0 and ghost is ghost0 else (part, ghost)
+            out.append((rank, a, new, env if c.brokers is brokers0 else c.brokers, ok))
         bits = None
         if group == 0:
-            inv = sum(1 << k for k, base in enumerate(self.always_bases) if base(ms))
-            inv |= sum(1 << (32 + j) for j, sig in enumerate(self.state_sigs) if not sig(ms))
+            inv = 0
+            for base, mask in self.always_checks:
+                if base(ms):
+                    inv |= mask
+            for sig, mask in self.state_sig_bits:
+                if not sig(ms):
+                    inv |= mask
             goal = sum(1 << k for k, p in enumerate(self.goals) if p.predicate(ms))
             some = sum(1 << k for k, p in enumerate(self.sometimes) if p.predicate(ms))
             bits = (inv, goal, some)
@@ -327,15 +360,18 @@ class PackedReassignment:
     def install(self, group: int, local: int, env: int, answers: list, bits: tuple | None) -> None:
         """Intern what `compute` found and add the row to the group's table."""
         local_edges, global_edges = [], []
-        for rank, a, part, ghost, brokers, ok in answers:
-            self.reference_calls += 1
-            new_local, new_env = self._local(part, ghost), self._env(brokers)
-            if getattr(a, "partition", None) is None:
-                global_edges.append((self._code(a, True, environment_edge(a)), new_local, new_env, ok, rank))
+        self.reference_calls += len(answers)
+        # an action, (partition, ghost) or brokers already interned may come as its id (compute, _compact)
+        for rank, a, new, brokers, ok in answers:
+            code = a if type(a) is int else self._code(a)
+            new_local = new if type(new) is int else self._local(*new)
+            new_env = brokers if type(brokers) is int else self._env(brokers)
+            if self.is_global[code]:
+                global_edges.append((code, new_local, new_env, ok, rank))
             else:
                 if new_env != env:
-                    raise NotPackable(f"{a} changed the brokers: not partition-local")
-                local_edges.append((self._code(a, False, environment_edge(a)), new_local, ok, rank))
+                    raise NotPackable(f"{self.codes[code]} changed the brokers: not partition-local")
+                local_edges.append((code, new_local, ok, rank))
         self.groups[group].add(local, env, local_edges, global_edges, self)
         if bits is not None:
             self.bits[(local, env)] = bits
@@ -355,15 +391,20 @@ class PackedReassignment:
                     self.install(group, local, env, *self.compute(group, local, env))
             self.groups[group].flush()
             return
+        # workers - 1 forked processes (they inherit the tables) and this one compute a slice each;
+        # the rows are installed in key order, so the numbering is the one a single worker gives
         global _FORKED
         _FORKED = self
-        slices = [keys[i :: self.workers] for i in range(self.workers)]
-        with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-            results = pool.map(_compute_slice, [(group, s) for s in slices])
-        _FORKED = None
-        for part_keys, answers in zip(slices, results):
-            for (local, env), (found, bits) in zip(part_keys, answers):
-                self.install(group, local, env, found, bits)
+        n = self.workers
+        slices = [keys[i::n] for i in range(n)]
+        try:
+            with multiprocessing.get_context("fork").Pool(n - 1) as pool:
+                theirs = pool.map_async(_compute_slice, [(group, s) for s in slices[1:]])
+                results = [[self.compute(group, local, env) for local, env in slices[0]], *theirs.get()]
+        finally:
+            _FORKED = None
+        for i, (local, env) in enumerate(keys):
+            self.install(group, local, env, *results[i % n][i // n])
         self.groups[group].flush()
 
     # -- vectorised expansion ---------------------------------------------------------------------
@@ -503,14 +544,31 @@ class PackedReassignment:
         return sum(len(g.done) for g in self.groups)
 
 
-PARALLEL_MIN = 2048  # local situations worth forking workers for (a fork costs ~0.1 s)
+PARALLEL_MIN = 1024  # local situations worth forking a worker for (~0.1 s of reference work; a fork costs ~0.01 s)
 
 _FORKED: PackedReassignment | None = None  # the model the forked workers inherit
 
 
 def _compute_slice(task: tuple[int, list[tuple[int, int]]]) -> list:
+    """A forked worker's share: `compute` for each key, with what the parent has interned already sent as
+    ids, and equal new values as one object (pickling and interning them costs more than computing)."""
     group, keys = task
-    return [_FORKED.compute(group, local, env) for local, env in keys]
+    m = _FORKED
+    fresh: dict[Any, Any] = {}
+    out = []
+    for local, env in keys:
+        found, bits = m.compute(group, local, env)
+        compact = []
+        for rank, a, new, brokers, ok in found:
+            a = m.code_ids.get(a, a)
+            if type(new) is not int:
+                known = m.local_ids.get(new)
+                new = known if known is not None else fresh.setdefault(new, new)
+            if type(brokers) is not int:
+                brokers = m.env_ids.get(brokers, brokers)
+            compact.append((rank, a, new, brokers, ok))
+        out.append((compact, bits))
+    return out
 
 
 class _Grow:
@@ -642,29 +700,25 @@ def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progr
     result.examples = {n: packed.concretize(p) for n, p in result.examples.items()}
 
     def classify_stuck(prop: Any, findings: tuple[Any, ...], want_findings: bool = True):
-        """(unexpected lasso or None, {finding: lasso}) over the stuck states in BFS order, as
-        check/run.py classifies them: the first of each class, premise `extra["from"]` first."""
-        premise = prop.extra.get("from")
-        unexpected, found = None, {}
-        for i in result.stuck.get(prop.name, np.empty(0, np.int64)).tolist():
-            state = packed.unpack(result.state_of(i))
-            if premise is not None and not premise(state):
-                continue
-            matched = [f for f in findings if f.signature(state)]
-            new = [f for f in matched if f.name not in found] if want_findings else []
-            if (matched or unexpected is not None) and not new:
-                continue
+        """(unexpected lasso or None, {finding: lasso}): liveness.classify_stuck, the definition the
+        object engine uses too, on the stuck states (BFS order) and environment edges kept here."""
+
+        def edges(among: set[int]):
+            src, dst, _ = result.env_edges()
+            ids = np.fromiter(among, dtype=np.int64, count=len(among))
+            keep = np.isin(src, ids) & np.isin(dst, ids)
+            return zip(src[keep].tolist(), dst[keep].tolist())
+
+        def lasso_of(i: int):
             path, loop = result.lasso_of(i)
-            lasso = (packed.concretize(path), loop)
-            if not matched:
-                unexpected = lasso
-            for f in new:
-                found[f.name] = lasso
-            if unexpected is not None and (not want_findings or len(found) == len(findings)):
-                break
-        return unexpected, found
+            return packed.concretize(path), loop
+
+        return classify_stuck_states(result.stuck.get(prop.name, np.empty(0, np.int64)).tolist(),
+                                     lambda i: packed.unpack(result.state_of(i)), edges, lasso_of,
+                                     prop.extra.get("from"), findings, want_findings)
 
     result.classify_stuck = classify_stuck  # type: ignore[attr-defined]
+    result.packed = packed  # type: ignore[attr-defined]  # the tables, for checker/models/compositional.py
     return result
 
 

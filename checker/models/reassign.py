@@ -10,14 +10,16 @@ each edge with the reassignments that ended on it, for the transition properties
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from copy import copy
+from operator import is_not
 from typing import Any
 
 from kreassign.reference import ActionSpace, Profile, broker_view, profile
-from kreassign.reference.broker_replicas import BrokerReplicaManager, initial_hosted
-from kreassign.reference.leader_balance import auto_leader_balance
-from kreassign.reference.throttles import TOOL_ACTIONS, ReassignTool
-from kreassign.reference.topic_changes import RfRule, create_partitions, partition_zero_replicas
+from kreassign.reference.broker_replicas import BrokerReplicaManager, with_broker_replicas
+from kreassign.reference.capabilities import CAPABILITY_ACTIONS, Capabilities
+from kreassign.reference.throttles import ReassignTool
+from kreassign.reference.zk_controller import stale_versions_coincide, with_leadership_cache
+from kreassign.reference.topic_changes import RfRule, partition_zero_replicas, topic_deletion_actions
 from kreassign.spec import actions as A
 from kreassign.spec.broker_replica_properties import BROKER_REPLICA_PROPERTIES
 from kreassign.spec.broker_view_properties import Reporters, broker_view_properties
@@ -25,9 +27,16 @@ from kreassign.spec.codec import decode_action, from_json, state_from_json, to_j
 from kreassign.spec.fairness import FAIR_PROPERTIES
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 from kreassign.spec.reassign_properties import PROPERTIES, Ending, Ghost, ModelState, Transition
-from kreassign.spec.state import ClusterState, make_cluster
+from kreassign.spec.state import ClusterState, make_cluster, replace
 from kreassign.spec.throttle_properties import THROTTLE_PROPERTIES
-from kreassign.spec.topic_change_properties import LEADER_BALANCE_PROPERTIES, TOPIC_CHANGE_PROPERTIES
+from kreassign.spec.zk_memory_properties import zk_memory_properties
+from kreassign.spec.zk_request_properties import ZK_REQUEST_PROPERTIES
+from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
+from kreassign.spec.topic_change_properties import (
+    LEADER_BALANCE_PROPERTIES,
+    TOPIC_CHANGE_PROPERTIES,
+    topic_deletion_properties,
+)
 
 from kreassign.checker.models.bounds import Bounds, ConfigError
 from kreassign.checker.explore.protocol import Model
@@ -65,15 +74,14 @@ def normalize_epochs(cluster: ClusterState) -> ClusterState:
     partition's logs mention. Edge-local properties (epochs never go back) see the
     un-renamed successor through `Transition.after`.
     """
+    cluster = stale_versions_coincide(cluster)  # zk_versions: the cache's zkVersions, renamed likewise
     changed = False
-    topics = []
-    for t in cluster.topics:
-        parts = []
-        for p in t.partitions:
-            q = _normalize_partition(p)
-            changed |= q is not p
-            parts.append(q)
-        topics.append(replace(t, partitions=tuple(parts)) if changed else t)
+    topics = list(cluster.topics)
+    for k, t in enumerate(topics):
+        parts = tuple(map(_normalize_partition, t.partitions))
+        if any(map(is_not, parts, t.partitions)):  # _normalize_partition returns a kept partition itself
+            topics[k] = replace(t, partitions=parts)
+            changed = True
     return replace(cluster, topics=tuple(topics)) if changed else cluster
 
 
@@ -92,6 +100,29 @@ def _normalize_partition(p):
         committed=tuple(rank[e] for e in p.log.committed),
     )
     return replace(p, leader_epoch=rank[p.leader_epoch], partition_epoch=0, log=log)
+
+
+#: the budget slot each kind of action spends (a subclass spends its base's)
+SPENDS = (
+    (REASSIGNS, (A.Reassign, A.ZnodeReassign, A.ToolExecute)),
+    (CANCELS, (A.Cancel, A.CancelTopic, A.CancelAll, A.ToolCancel)),
+    (FAILURES, (A.BrokerFail,)),
+    (FAILOVERS, (A.ControllerFailover,)),
+    (CREATES, (A.CreatePartitions,)),
+)
+#: the admin's requests: the only actions whose answer changes a ghost (non-deferred profiles)
+REQUESTS = (A.Reassign, A.ZnodeReassign, A.ToolExecute, A.Cancel, A.ToolCancel, A.CancelAll, A.CancelTopic)
+_SLOT_OF_TYPE: dict[type, int | None] = {}
+
+
+def budget_slot(action: Any) -> int | None:
+    """The budget slot `action` spends (None: it spends nothing); looked up by type, the explorer asks often."""
+    kind = type(action)
+    try:
+        return _SLOT_OF_TYPE[kind]
+    except KeyError:
+        slot = _SLOT_OF_TYPE[kind] = next((s for s, kinds in SPENDS if issubclass(kind, kinds)), None)
+        return slot
 
 
 def _accepted(response: Any, topic: str, index: int) -> bool:
@@ -117,11 +148,20 @@ class ReassignmentModel(Model[ModelState, Transition]):
         self.rf_rule = rf_rule  # CreatePartitions' replication factor (Kafka's: partition 0's replicas)
         self.replicas = replicas or BrokerReplicaManager()  # brokers' logs (bounds.broker_replicas)
         self.balance_skips_reassigning = balance_skips_reassigning  # Kafka < 3.4 (KAFKA-10149)
+        # the one dispatch of the capability actions, shared with the oracle and trace validation
+        self.capabilities = Capabilities(self.tool, rf_rule, self.replicas, balance_skips_reassigning)
         self.profile = profile(profile_name) if isinstance(profile_name, str) else profile_name
         self.profile_name = self.profile.name
         self.bounds = bounds or Bounds()
         self.name = profile_name
         b = self.bounds
+        if b.kraft_actions:  # the KRaft controller's own actions (reference/kraft.py, docs/kafka.md)
+            if not hasattr(self.profile, "controller_actions"):
+                raise ConfigError(f"kraft_actions: apply to the kraft profiles only, not {self.profile_name!r}")
+            self.profile = copy(self.profile)  # profile() hands out one shared instance
+            self.profile.controller_actions = b.kraft_actions
+        if b.zk_versions and self.profile.name != "zk":
+            raise ConfigError(f"zk_versions: applies to the zk profile only, not {self.profile_name!r}")
         targets = tuple((TOPIC, i, t) for i in range(b.partitions) for t in b.target_lists())
         self.space = ActionSpace(
             targets=targets,
@@ -137,6 +177,12 @@ class ReassignmentModel(Model[ModelState, Transition]):
         )
         if b.create_partitions:
             self.init_states()  # refuses profiles CreatePartitions is not modelled for, before any search
+        if b.delete_topic:
+            if self.profile_name not in ("kraft", "kraft-3.7", "zk"):
+                raise ConfigError(f"delete_topic: modelled for kraft, kraft-3.7 and zk, not {self.profile_name!r}")
+            if b.create_partitions or b.throttles or b.broker_replicas:
+                raise ConfigError("delete_topic: not modelled together with create_partitions, throttles "
+                                  "or broker_replicas")
 
     # -- Model protocol --------------------------------------------------------------------------
     def init_states(self) -> Sequence[ModelState]:
@@ -148,8 +194,10 @@ class ReassignmentModel(Model[ModelState, Transition]):
             replication_layer=b.replication,
         )
         cluster = self.profile.initial_state(cluster)
+        if b.zk_versions:  # the controller's cached leader/ISR (reference/zk_controller.py)
+            cluster = with_leadership_cache(cluster)
         if b.broker_replicas:
-            cluster = replace(cluster, hosted=initial_hosted(cluster))
+            cluster = with_broker_replicas(cluster)  # zk: with the controller's requests in flight
         ghosts = tuple(Ghost() for _ in cluster.partitions())
         budget = (b.reassigns, b.cancels, b.failures, b.failovers)
         if b.create_partitions:
@@ -159,27 +207,18 @@ class ReassignmentModel(Model[ModelState, Transition]):
             budget += (b.create_partitions,)
         return [ModelState(cluster, ghosts, budget)]
 
-    def _budget_slot(self, action: Any) -> int | None:
-        if isinstance(action, (A.Reassign, A.ZnodeReassign, A.ToolExecute)):
-            return REASSIGNS
-        if isinstance(action, (A.Cancel, A.CancelTopic, A.CancelAll, A.ToolCancel)):
-            return CANCELS
-        if isinstance(action, A.BrokerFail):
-            return FAILURES
-        if isinstance(action, A.ControllerFailover):
-            return FAILOVERS
-        if isinstance(action, A.CreatePartitions):
-            return CREATES
-        return None
+    _budget_slot = staticmethod(budget_slot)
 
     def actions(self, state: ModelState) -> Sequence[Any]:
         out = []
+        check_fetch = self.bounds.broker_replicas
+        budget = state.budget
         for a in self.profile.enabled_actions(state.cluster, self.space) + self._extra_actions(state):
-            if self.bounds.broker_replicas and isinstance(a, A.LeaderExpandIsr) and not self.replicas.can_fetch(
+            if check_fetch and isinstance(a, A.LeaderExpandIsr) and not self.replicas.can_fetch(
                     state.cluster, a.topic, a.partition, a.broker):
                 continue  # a follower without the partition's log cannot fetch, so cannot join the ISR
-            slot = self._budget_slot(a)
-            if slot is None or state.budget[slot] > 0:
+            slot = budget_slot(a)
+            if slot is None or budget[slot] > 0:
                 out.append(a)
         return out
 
@@ -198,18 +237,14 @@ class ReassignmentModel(Model[ModelState, Transition]):
                     if b.registered and b.active and self.replicas.replay_changes(state.cluster, b.id)]
         if self.bounds.leader_balance and self.apply(state.cluster, A.AutoLeaderBalance()).state != state.cluster:
             out.append(A.AutoLeaderBalance())  # offered when the periodic task would change something
+        if self.bounds.delete_topic:
+            out += topic_deletion_actions(state.cluster, (TOPIC,))
         return out
 
     def apply(self, cluster: ClusterState, action: Any):
-        """The reference's step for one action: the profile's, or the reassignment tool's over it."""
-        if isinstance(action, TOOL_ACTIONS):
-            return self.tool.apply(self.profile, cluster, action)
-        if isinstance(action, A.CreatePartitions):
-            return create_partitions(cluster, action.topic, action.count, self.rf_rule)
-        if isinstance(action, A.BrokerReplay):
-            return self.replicas.replay(cluster, action.broker)
-        if isinstance(action, A.AutoLeaderBalance):
-            return auto_leader_balance(self.profile, cluster, skip_while_reassigning=self.balance_skips_reassigning)
+        """The reference's step for one action: the profile's, or a capability's (reference/capabilities.py)."""
+        if isinstance(action, CAPABILITY_ACTIONS):
+            return self.capabilities.apply(self.profile, cluster, action)
         return self.profile.apply(cluster, action)
 
     def next_state(self, state: ModelState, action: Any) -> ModelState | None:
@@ -223,7 +258,7 @@ class ReassignmentModel(Model[ModelState, Transition]):
         if slot is not None:
             budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1 :]
         ghosts, endings = self._ghosts(state, action, result.state, result.response)
-        added = len(list(result.state.partitions())) - len(ghosts)
+        added = result.state.partition_count() - len(ghosts)
         if added > 0:  # CreatePartitions: the new partitions start idle
             ghosts += (Ghost(),) * added
         after = normalize_epochs(result.state)
@@ -248,14 +283,25 @@ class ReassignmentModel(Model[ModelState, Transition]):
             props += TOPIC_CHANGE_PROPERTIES
         if self.bounds.broker_replicas:
             props += BROKER_REPLICA_PROPERTIES
+            if self.init_states()[0].cluster.requests is not None:  # zk: the controller's requests in flight
+                props += ZK_REQUEST_PROPERTIES
         if self.bounds.leader_balance:
             props += LEADER_BALANCE_PROPERTIES
+        if self.bounds.zk_versions:
+            props += zk_memory_properties(lambda c: self.apply(c, A.ControllerFailover()).state)
+        if self.bounds.kraft_actions:
+            props += KRAFT_CONTROLLER_PROPERTIES
+        if self.bounds.delete_topic:
+            props += topic_deletion_properties(deferred=self.profile.deferred_requests)
         return props
 
     # -- ghosts --------------------------------------------------------------------------------------
     def _ghosts(self, state: ModelState, action: Any, after: ClusterState, response: Any):
         ghosts = list(state.ghosts)
         endings = []
+        if len(state.ghosts) > after.partition_count():  # DeleteTopic: those partitions and their ghosts go
+            return tuple(g for (t, i, _), g in zip(state.cluster.partitions(), ghosts)
+                         if after.partition(t, i) is not None), ()
         for idx, (t, i, before) in enumerate(state.cluster.partitions()):
             g = self._intent(ghosts[idx], state.cluster, action, response, after, t, i, before)
             if g.original is not None and not in_flight(after, t, i):
@@ -267,6 +313,8 @@ class ReassignmentModel(Model[ModelState, Transition]):
     def _intent(self, g: Ghost, cluster: ClusterState, action: Any, response: Any, after: ClusterState,
                 t: str, i: int, before) -> Ghost:
         """The admin's intent for one partition after this action (the ghost variables)."""
+        if not self.profile.deferred_requests and not isinstance(action, REQUESTS):
+            return g  # only a request's answer changes the intent (the common case, checked first)
         names_it = (getattr(action, "topic", None), getattr(action, "partition", None)) == (t, i)
         if self.profile.deferred_requests:
             # zk: the request takes effect when the controller runs step U for the partition

@@ -17,6 +17,21 @@ DEFAULT_SUITE: dict[str, Bounds] = {
     "kip236": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
 }
 
+#: and a configuration of a realistic shape, run after the others when `check` is given no profile and
+#: no bounds: kraft with two partitions at RF 3 (222,460 states; seconds on the packed path)
+LARGER_SUITE: tuple[tuple[str, Bounds], ...] = (
+    ("kraft", Bounds(brokers=4, partitions=2, rf=3, reassigns=2, cancels=1, failures=1)),
+)
+
+
+def suite_label(profile: str, bounds: dict) -> str:
+    """A suite column's name: the profile, and its shape when it is not the profile's default bounds."""
+    default = DEFAULT_SUITE.get(profile)
+    if default is None or all(bounds.get(k) == getattr(default, k) for k in ("brokers", "partitions", "rf")):
+        return profile
+    return f"{profile} ({bounds.get('partitions')}p rf{bounds.get('rf')} b{bounds.get('brokers')})"
+
+
 def _quota_bounds(profile: str):
     from kreassign.checker.models.quota import default_quota_bounds  # numpy-free, but only needed here
 

@@ -82,7 +82,14 @@ def rename_cluster(c: ClusterState, pi: dict[int, int]) -> ClusterState:
     hosted = c.hosted
     if hosted is not None:  # the logs brokers host
         hosted = tuple(sorted((pi.get(b, b), t, i) for b, t, i in hosted))
-    return replace(c, brokers=brokers, topics=topics, zk=zk, kip236=k, throttles=th, hosted=hosted)
+    req = c.requests
+    if req is not None:  # zk: the requests in flight and the brokers' memory name brokers too
+        req = replace(req, queues=tuple(sorted(
+            (pi.get(b, b), tuple(replace(q, leader=pi.get(q.leader, q.leader) if q.leader != NO_LEADER else NO_LEADER,
+                                         isr=_m(q.isr, pi), replicas=_m(q.replicas, pi), adding=_m(q.adding, pi),
+                                         removing=_m(q.removing, pi)) for q in queue))
+            for b, queue in req.queues)), known=tuple(sorted((pi.get(b, b), t, i, e, r) for b, t, i, e, r in req.known)))
+    return replace(c, brokers=brokers, topics=topics, zk=zk, kip236=k, throttles=th, hosted=hosted, requests=req)
 
 
 def rename_state(s: ModelState, pi: dict[int, int]) -> ModelState:

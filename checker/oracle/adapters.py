@@ -96,12 +96,17 @@ class ReferenceImplementation:
 
     With `profile`, the reference of that profile is used whatever `reset` names, which
     turns a profile into "another implementation" of a second one (e.g. `kraft-3.7`
-    checked against `kraft`, whose completion rule differs).
+    checked against `kraft`, whose completion rule differs). Actions of the optional
+    capabilities (ToolExecute, CreatePartitions, BrokerReplay, AutoLeaderBalance ...) go
+    through `capabilities` (reference/capabilities.py; Kafka's rules unless a test plants
+    a broken variant), as in the explorer's model.
     """
 
-    def __init__(self, profile: str | None = None):
+    def __init__(self, profile: str | None = None, capabilities: Any = None):
         from kreassign.reference import profile as get_profile
+        from kreassign.reference.capabilities import KAFKA
 
+        self._capabilities = capabilities if capabilities is not None else KAFKA
         self._fixed = get_profile(profile) if profile is not None else None
         self._profile = self._fixed
         self._state: ClusterState | None = None
@@ -116,7 +121,7 @@ class ReferenceImplementation:
         if self._state is None or self._profile is None:
             raise ImplementationError("apply before reset: the implementation has no state")
         try:
-            step = self._profile.apply(self._state, action)
+            step = self._capabilities.apply(self._profile, self._state, action)
         except ValueError as e:  # InvalidAction / ActionNotSupported
             raise ImplementationRefused(f"{type(e).__name__}: {e}") from None
         self._state = step.state
@@ -132,7 +137,7 @@ class ReferenceImplementation:
 def expected_response_type(action: Any) -> type:
     """The message class the reference answers `action` with, when the response does not name one."""
     name = type(action).__name__
-    if name in ("Reassign", "Cancel", "AlterReassignments", "CancelTopic"):
+    if name in ("Reassign", "Cancel", "AlterReassignments", "CancelTopic", "ToolExecute"):
         return M.AlterPartitionReassignmentsResponse
     if name == "ListReassignments":
         return M.ListPartitionReassignmentsResponse

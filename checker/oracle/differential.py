@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from kreassign.spec.codec import to_json
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
-from kreassign.spec.reassign_properties import ModelState
+from kreassign.spec.reassign_properties import Ghost, ModelState
 from kreassign.spec.state import ClusterState
 
 from kreassign.checker.oracle.adapters import (
@@ -106,7 +106,7 @@ class DifferentialModel(ReassignmentModel):
     def step(self, state: ModelState, action: Any) -> tuple[ModelState, DiffTransition]:
         cluster = state.cluster
         try:
-            ref = self.profile.apply(cluster, action)
+            ref = self.apply(cluster, action)  # the profile's step, or a capability's (reference/capabilities.py)
             ref_state, ref_response, ref_error = ref.state, ref.response, None
         except ValueError as e:  # the implementation led to a state where the reference refuses the action
             ref_state, ref_response, ref_error = cluster, None, f"{type(e).__name__}: {e}"
@@ -132,6 +132,9 @@ class DifferentialModel(ReassignmentModel):
         if slot is not None:
             budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1:]
         ghosts, endings = self._ghosts(state, action, impl_state, impl_response)
+        added = len(list(impl_state.partitions())) - len(ghosts)
+        if added > 0:  # CreatePartitions: the new partitions start idle (as in ReassignmentModel.step)
+            ghosts += (Ghost(),) * added
         nxt = ModelState(normalize_epochs(impl_state), ghosts, budget)
         return nxt, DiffTransition(action, impl_response, endings, impl_state, ref_state, ref_response, mismatch)
 

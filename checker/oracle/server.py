@@ -27,6 +27,7 @@ from typing import Any
 from kreassign.reference import PROFILES, ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import profile as get_profile
 from kreassign.reference import quota as Q
+from kreassign.reference.capabilities import apply_action
 from kreassign.spec import messages as M
 from kreassign.spec import quota as SQ
 from kreassign.spec.codec import DecodeError, decode_action, from_json, state_from_json, to_json
@@ -401,8 +402,8 @@ def op(name: str, params: str, summary: str):
 
 
 def _apply(p: Params, profile: Profile, state: ClusterState, action: Any) -> Any:
-    try:
-        return profile.apply(state, action)
+    try:  # the profile's step, or a capability's (ToolExecute, CreatePartitions, ...): reference/capabilities.py
+        return apply_action(profile, state, action)
     except (InvalidAction, ActionNotSupported) as e:
         raise OracleError(INVALID_ACTION, f"{type(e).__name__}: {e}") from None
 
@@ -536,6 +537,45 @@ def op_broker_recover(p: Params) -> Any:
     return _action_op(p, "BrokerRecover", ("broker",))
 
 
+# the optional capabilities (issue 14; docs/checking.md): the same steps the explorer takes
+
+
+@op("tool_execute", "profile?, state, topic, partition, replicas",
+    "kafka-reassign-partitions.sh --execute --additional --throttle: set the throttles, then alter")
+def op_tool_execute(p: Params) -> Any:
+    return _action_op(p, "ToolExecute", ("topic", "partition", "replicas"))
+
+
+@op("tool_cancel", "profile?, state, topic, partition",
+    "kafka-reassign-partitions.sh --cancel: cancel the partition's move, then clear all throttles")
+def op_tool_cancel(p: Params) -> Any:
+    return _action_op(p, "ToolCancel", ("topic", "partition"))
+
+
+@op("tool_verify", "profile?, state, topic, partition",
+    "kafka-reassign-partitions.sh --verify: clear all throttles once no reassignment is in progress")
+def op_tool_verify(p: Params) -> Any:
+    return _action_op(p, "ToolVerify", ("topic", "partition"))
+
+
+@op("create_partitions", "profile?, state, topic, count",
+    "CreatePartitions: grow a topic to `count` partitions (kraft, kraft-3.7, kip455)")
+def op_create_partitions(p: Params) -> Any:
+    return _action_op(p, "CreatePartitions", ("topic", "count"))
+
+
+@op("broker_replay", "profile?, state, broker",
+    "a live broker acts on the metadata it has replayed: creates / deletes the logs it hosts (state.hosted)")
+def op_broker_replay(p: Params) -> Any:
+    return _action_op(p, "BrokerReplay", ("broker",))
+
+
+@op("auto_leader_balance", "profile?, state",
+    "one run of the controller's periodic preferred-leader balancing (auto.leader.rebalance.enable)")
+def op_auto_leader_balance(p: Params) -> Any:
+    return _action_op(p, "AutoLeaderBalance", ())
+
+
 @op("pending_step", "profile?, state, topic, partition",
     "zk / kip455 / kip236: the controller's next step on a partition (null: none)")
 def op_pending_step(p: Params) -> Any:
@@ -598,14 +638,30 @@ def _ghosts_before(state: ClusterState, p: Params) -> tuple[Ghost, ...]:
     return tuple(Ghost(q.origin, q.target, False) if q.reassigning else Ghost() for _, _, q in state.partitions())
 
 
+def capability_bounds(profile: Profile, state: ClusterState, action: Any) -> Any:
+    """Bounds switching on the capabilities a step uses, so that their properties are judged too."""
+    from kreassign.checker.models.bounds import Bounds
+    from kreassign.reference.throttles import TOOL_ACTIONS
+    from kreassign.spec import actions as A
+
+    creates = isinstance(action, A.CreatePartitions) and state.zk is None and state.kip236 is None
+    return Bounds(throttles=state.throttles is not None or isinstance(action, TOOL_ACTIONS),
+                  broker_replicas=state.hosted is not None, create_partitions=1 if creates else 0)
+
+
 def violated_properties(profile: Profile, state: ClusterState, action: Any, after: ClusterState, response: Any,
                         ghosts: tuple[Ghost, ...]) -> list[dict[str, Any]]:
-    """The state and transition properties that fail on the step state --action--> after."""
+    """The state and transition properties that fail on the step state --action--> after.
+
+    The properties of a capability (docs/checking.md) are included when the step uses it: the
+    throttles (a tool action, or throttles in the state), the brokers' logs (`hosted` in the
+    state), CreatePartitions."""
     from kreassign.checker.models.reassign import ReassignmentModel
 
-    model = ReassignmentModel(profile)
+    model = ReassignmentModel(profile, capability_bounds(profile, state, action))
     prev = ModelState(state, ghosts, (0, 0, 0, 0))
     new_ghosts, endings = model._ghosts(prev, action, after, response)
+    new_ghosts += (Ghost(),) * (sum(1 for _ in after.partitions()) - len(new_ghosts))  # created partitions
     nxt = ModelState(after, new_ghosts, (0, 0, 0, 0))
     label = Transition(action, response, endings, after)
     out = []

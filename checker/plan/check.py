@@ -19,7 +19,7 @@ from typing import Any
 
 from kreassign.checker.check.run import explore_classified
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.reassign import REASSIGNS, TOPIC, in_flight
+from kreassign.checker.models.reassign import REASSIGNS, TOPIC, ReassignmentModel, in_flight
 from kreassign.checker.plan.model import (
     LEADERLESS,
     UNCLEAN_NEEDED,
@@ -195,12 +195,22 @@ def _failure_findings(model: PlanPartitionModel, options: PlanOptions) -> tuple[
 # -- one shape ---------------------------------------------------------------------------------
 
 
+def spec_model(profile: Any, bounds, shape: Shape) -> ReassignmentModel:
+    """The model for the spec's properties. A partition that starts where ReassignmentModel starts
+    (ISR = replicas, leader the first, every broker up: most partitions of a healthy cluster) gets
+    ReassignmentModel itself, the same model, which the embedded engine runs on its packed path
+    (checker/models/packed.py: same states, verdicts and counterexamples, a fraction of the time)."""
+    model = PlanPartitionModel(profile, bounds, shape)
+    plain = ReassignmentModel(profile, bounds)
+    return plain if plain.init_states() == model.init_states() else model
+
+
 def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
     """Every answer for one shape: the spec's properties, then the failure questions."""
     started = time.perf_counter()
     bounds = shape_bounds(shape, failures=options.failures, failovers=options.failovers,
                           cancel=options.cancel, overrides=options.overrides)
-    model = PlanPartitionModel(options.profile, bounds, shape)
+    model = spec_model(options.profile, bounds, shape)
     name = options.profile if isinstance(options.profile, str) else options.profile.name
     result, classified = explore_classified(model, name, keep_graph=options.liveness)
     findings = []
@@ -222,14 +232,20 @@ def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
     failure, states, transitions = _failure_findings(probe, options)
     findings += failure
     phases = happy_path(PlanPartitionModel(options.profile, bounds, shape))
+    # liveness is answered when every `eventually` property got classified (on the graph, or by the packed result)
     complete = result.complete and (not options.liveness or all(
-        p.kind != EVENTUALLY or result.graph is not None for p in model.properties()))
+        p.kind != EVENTUALLY or p.name in classified for p in model.properties()))
     return ShapeResult(shape, findings, phases, result.states + states, result.transitions + transitions,
                        time.perf_counter() - started, complete)
 
 
 def _check_shape_args(args: tuple[Shape, PlanOptions]) -> ShapeResult:
     return check_shape(*args)
+
+
+def _tabulate_alone() -> None:
+    """In a shape worker: the packed engine tabulates in this process (the shapes already take every core)."""
+    os.environ["KREASSIGN_WORKERS"] = "1"
 
 
 def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = None,
@@ -243,7 +259,7 @@ def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = N
             if progress:
                 progress(k, len(shapes))
         return out
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_tabulate_alone) as pool:
         for k, r in enumerate(pool.map(_check_shape_args, [(s, options) for s in shapes], chunksize=1), 1):
             out[r.shape] = r
             if progress:

@@ -44,9 +44,21 @@ VIOLATING_COLUMNS: dict[str, tuple[str, ...]] = {
     "partition_has_leader": ("leader",),
     "isr_meets_min_insync_replicas": ("isr",),
     "clean_leader_available": ("leader", "isr"),
+    # the optional capabilities (docs/checking.md): their columns appear when the trace has their fields
+    "moving_replicas_throttled": ("throttled", "rates"),
+    "throttles_eventually_cleared": ("throttled", "rates"),
+    "isr_joiner_was_told": ("isr", "hosted"),
+    "no_in_sync_log_deleted": ("isr", "hosted"),
+    "no_stray_replicas": ("replicas", "hosted"),
+    "created_partitions_get_replication_factor": ("replicas",),
+    "preferred_leader_eventually_leads": ("leader", "replicas"),
 }
 
 COLUMNS = ["replicas", "adding", "removing", "isr", "leader", "epochs", "down"]
+#: columns shown only when some state of the trace has the field: the reassignment tool's throttles
+#: (this partition's leader / follower throttled replicas, and the brokers with throttle rates set)
+#: and the brokers hosting a log of the partition (bounds throttles / broker_replicas)
+OPTIONAL_COLUMNS = ["throttled", "rates", "hosted"]
 
 
 def _fmt(v: Any) -> str:
@@ -118,9 +130,20 @@ def _zk_cell(cluster: dict, brokers, labels) -> str:
     return "; ".join(bits)
 
 
+def _throttled_cell(throttles: dict | None, topic: str, index: int, brokers) -> str | None:
+    """This partition's throttled replicas: "L[leader-throttled] F[follower-throttled]" (None: no throttles field)."""
+    if throttles is None:
+        return None
+    lists = [[_map(b, brokers) for t, i, b in throttles.get(kind, []) if (t, i) == (topic, index)]
+             for kind in ("leader", "follower")]
+    return f"L{_fmt(lists[0])} F{_fmt(lists[1])}"
+
+
 def _rows(state: dict, brokers, labels) -> tuple[list[Row], list[int]]:
     cluster = _cluster(state)
     down = [_map(b["id"], brokers) for b in cluster.get("brokers", []) if not b.get("active", True)]
+    throttles, hosted = cluster.get("throttles"), cluster.get("hosted")
+    rates = _map(throttles.get("brokers", []), brokers) if throttles is not None else None
     ghosts = state.get("ghosts") or []
     rows = []
     k = 0
@@ -136,6 +159,10 @@ def _rows(state: dict, brokers, labels) -> tuple[list[Row], list[int]]:
                 "epochs": f"{p['leader_epoch']}/{p['partition_epoch']}",
                 "down": down,
                 "log": _log_cell(p.get("log"), brokers),
+                "throttled": _throttled_cell(throttles, t["name"], i, brokers),
+                "rates": rates,
+                "hosted": _map([b for b, tt, ii in hosted if (tt, ii) == (t["name"], i)], brokers)
+                if hosted is not None else None,
             }
             g = ghosts[k] if k < len(ghosts) else None
             original = _map(g[0], brokers) if g and g[0] is not None else None
@@ -234,6 +261,7 @@ def _columns(views: list[StepView]) -> list[str]:
     cols = list(COLUMNS)
     if any(r.cells.get("log") for v in views for r in v.rows):
         cols.append("log")
+    cols += [c for c in OPTIONAL_COLUMNS if any(r.cells.get(c) is not None for v in views for r in v.rows)]
     return cols
 
 
@@ -258,6 +286,10 @@ def render_table(trace: Trace, brokers: dict[int, int] | None = None, labels: di
         lines.append(tabulate(rows, headers=["step", "action", "partition"] + cols + (["zk"] if zk else []),
                               tablefmt="simple"))
         lines.append(LEGEND)
+        notes = {"throttled": "throttled = the partition's leader (L) / follower (F) throttled replicas",
+                 "rates": "rates = brokers with throttle rates set", "hosted": "hosted = brokers hosting a log of it"}
+        if any(c in cols for c in notes):
+            lines.append("        " + " · ".join(text for c, text in notes.items() if c in cols))
         for label, (original, requested) in original_replicas(views).items():
             lines.append(f"{label}: original replicas {_fmt(original)} (what the cancel/RF properties compare "
                          f"against), requested {_fmt(requested)}")
@@ -300,8 +332,9 @@ def render_dot(trace: Trace) -> str:
             rows, _ = _rows(state, None, {})
             for r in rows:
                 c = r.cells
+                extra = "".join(f" {k}={_fmt(c[k])}" for k in OPTIONAL_COLUMNS if c.get(k) is not None)
                 parts.append(f"{r.label} R={_fmt(c['replicas'])} AR={_fmt(c['adding'])} RR={_fmt(c['removing'])}\\n"
-                             f"ISR={_fmt(c['isr'])} leader={c['leader']} epochs={c['epochs']}")
+                             f"ISR={_fmt(c['isr'])} leader={c['leader']} epochs={c['epochs']}{extra}")
             return "\\n".join(parts)
         return "\\n".join(f"{k}={_fmt(v)}" for k, v in _flatten(state).items())
 

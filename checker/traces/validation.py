@@ -51,15 +51,17 @@ from kreassign.checker.traces.kraft_metadata import (
 from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import zk_controller as C
 from kreassign.reference.api import Profile as _BaseProfile
+from kreassign.reference.capabilities import KAFKA as CAPABILITIES
 from kreassign.reference.zk_mechanics import remove_replica_from_isr
+from kreassign.spec import actions as A
 from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json
-from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Kip236Admin, Partition, Topic, ZkController
+from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Kip236Admin, Partition, Topic
 
 from kreassign.errors import UsageError
 
 EPOCH_FIELDS = ("leader_epoch", "partition_epoch", "controller_epoch")
 REQUESTS = ("Reassign", "Cancel", "AlterReassignments", "ZnodeReassign", "CancelTopic", "CancelAll",
-            "RemoveCancelMarker", "ElectLeaders")
+            "RemoveCancelMarker", "ElectLeaders", "ToolExecute", "ToolCancel", "ToolVerify", "CreatePartitions")
 NA = object()  # a field the state does not have under this profile (e.g. the zk controller's memory)
 
 
@@ -334,12 +336,24 @@ class Projection:
         t = full.topic(self.topic)
         part = t.partitions[self.partition]
         zk, kip = full.zk, full.kip236
-        if zk is not None:
-            zk = ZkController(zk.active, zk.epoch, self._mine(zk.memory), self._mine(zk.being_reassigned),
-                              self._mine(zk.admin_znode), self._mine(zk.pending))
+        if zk is not None:  # every per-partition table of the controller, this partition's entries only
+            zk = replace(zk, memory=self._mine(zk.memory), being_reassigned=self._mine(zk.being_reassigned),
+                         admin_znode=self._mine(zk.admin_znode), pending=self._mine(zk.pending))
+            if getattr(zk, "leadership", None):
+                zk = replace(zk, leadership=self._mine(zk.leadership))
         if kip is not None:
             kip = Kip236Admin(kip.cancel_marker, self._mine(kip.extra), self._mine(kip.routes))
-        return ClusterState(full.brokers, (Topic(t.name, (part,), t.unclean_leader_election),), zk, kip)
+        hosted, throttles = full.hosted, full.throttles
+        if hosted is not None:  # the brokers' logs of this partition (b, topic, 0)
+            hosted = tuple((b, t.name, 0) for b, tt, i in hosted if (tt, i) == (self.topic, self.partition))
+        if throttles is not None:
+            throttles = replace(throttles, leader=self._throttled(throttles.leader),
+                                follower=self._throttled(throttles.follower))
+        return ClusterState(full.brokers, (Topic(t.name, (part,), t.unclean_leader_election),), zk, kip,
+                            throttles, hosted)
+
+    def _throttled(self, entries: tuple) -> tuple:
+        return tuple((t, 0, b) for t, i, b in entries if (t, i) == (self.topic, self.partition))
 
     def action(self, a: Any) -> Any:
         """A projected action as the whole cluster's."""
@@ -432,12 +446,26 @@ class Validator:
         out = []
         focus = self.focus
         projected = space is not None and space is not self.space  # a projection holds the focus alone
-        for a in self.profile.enabled_actions(state, space or self.space):
+        for a in self.profile.enabled_actions(state, space or self.space) + self._capability_actions(state):
+            if not CAPABILITIES.allows(state, a):  # a follower without the partition's log cannot join the ISR
+                continue
             t = getattr(a, "topic", None)
             if t is not None and hasattr(a, "partition") and not projected and (
                     (t, a.partition) not in self.partitions or (focus is not None and (t, a.partition) != focus)):
                 continue
             out.append(a)
+        return out
+
+    @staticmethod
+    def _capability_actions(state: ClusterState) -> list[Any]:
+        """Unlogged actions of the capabilities the state shows (reference/capabilities.py): brokers acting
+        on the metadata they replayed (with `hosted`), --verify run periodically (with `throttles`)."""
+        out: list[Any] = []
+        if state.hosted is not None:
+            out += [A.BrokerReplay(b.id) for b in state.brokers if b.registered and b.active
+                    and CAPABILITIES.replicas.replay_changes(state, b.id)]
+        if state.throttles is not None:
+            out += [A.ToolVerify(t, i) for t, i, _ in state.partitions()]
         return out
 
     @staticmethod
@@ -460,8 +488,11 @@ class Validator:
         return ""
 
     def _apply(self, state: ClusterState, action: Any):
-        try:
-            return self.profile.apply(state, action)
+        if not CAPABILITIES.allows(state, action):
+            self.refused = f"the reference refuses {action}: broker {action.broker} does not host the log yet"
+            return None
+        try:  # the profile's step, or a capability's (ToolExecute, CreatePartitions, BrokerReplay, ...)
+            return CAPABILITIES.apply(self.profile, state, action)
         except (InvalidAction, ActionNotSupported, ValueError) as e:  # the reference refuses it here
             self.refused = f"the reference refuses {action}: {e}"
             return None
@@ -840,7 +871,7 @@ def targets_of(observations: Iterable[Observation], initial: ClusterState) -> li
                 add(o.topic, o.partition, [b for b in mem if b not in set(mrem or ())])
             if o.get("memory_target"):
                 add(o.topic, o.partition, o.get("memory_target"))
-        if o.action is not None and type(o.action).__name__ in ("Reassign", "ZnodeReassign"):
+        if o.action is not None and type(o.action).__name__ in ("Reassign", "ZnodeReassign", "ToolExecute"):
             add(o.action.topic, o.action.partition, o.action.replicas)
         if o.state is not None:
             for t, i, p in o.state.partitions():

@@ -9,7 +9,9 @@ then a search during which the test kills an executor JVM; the tests check that:
   with both executors, and spark-submit's --conf and spark-defaults.conf won over kreassign's
   defaults, and the JSON result records the master and the executors;
 - the run survived the killed executor (Spark recomputed the lost cached runs and shuffle
-  files from their lineage) with the embedded engine's counts, verdicts and counterexamples.
+  files from their lineage) with the embedded engine's counts, verdicts and counterexamples;
+- a second application, asking for executors larger than any worker, submitted alongside the
+  first (so that its start and wait cost no extra time), gives up with exit code 3.
 
 Slow (a cluster and an application start in 20-60 s): marked `slow`, still run in CI.
 """
@@ -128,8 +130,29 @@ def executor_pids(app_id: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def submitted(cluster):
-    """The application, with an executor killed after level KILL_AT of its second phase."""
+def starved(cluster):
+    """`kreassign check` under spark-submit asking for executors with more memory than any worker
+    has, submitted once both workers are up and left to give up (--spark-timeout 5) while the main
+    application runs: its JVM start and its wait overlap the main application's instead of adding to them."""
+    script = cluster["root"] / "kreassign_submit.py"
+    script.write_text("import sys\nfrom kreassign.cli import main\n"
+                      "sys.exit(main(['check', '--engine', 'spark', *sys.argv[1:]]))\n")
+    cmd = [os.path.join(cluster["home"], "bin", "spark-submit"), "--master", cluster["url"],
+           "--conf", "spark.executor.memory=64g", str(script), "--profile", "kraft", "--spark-timeout", "5",
+           "--out", str(cluster["root"] / "starved")]
+    log_path = cluster["root"] / "starved.log"
+    with open(log_path, "w") as log:
+        app = subprocess.Popen(cmd, env=cluster["env"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield {"app": app, "log": log_path}
+    finally:
+        stop([app])
+
+
+@pytest.fixture(scope="module")
+def submitted(cluster, starved):
+    """The application, with an executor killed after level KILL_AT of its second phase (the
+    starved application runs alongside: it is submitted first)."""
     out = cluster["root"] / "out"
     out.mkdir()
     cmd = [os.path.join(cluster["home"], "bin", "spark-submit"), "--master", cluster["url"],
@@ -184,16 +207,16 @@ def test_a_killed_executor_changes_nothing(submitted):
     assert fault["levels"] > KILL_AT + 1  # levels ran after the kill
 
 
-def test_a_cluster_without_room_for_the_application_fails_fast_with_exit_3(cluster):
+def test_a_cluster_without_room_for_the_application_fails_fast_with_exit_3(cluster, starved):
     """Executors asking for more memory than any worker has are never granted: instead of hanging,
     `kreassign check` gives up after --spark-timeout with the infrastructure exit code."""
-    script = cluster["root"] / "kreassign_submit.py"
-    script.write_text("import sys\nfrom kreassign.cli import main\n"
-                      "sys.exit(main(['check', '--engine', 'spark', *sys.argv[1:]]))\n")
-    cmd = [os.path.join(cluster["home"], "bin", "spark-submit"), "--master", cluster["url"],
-           "--conf", "spark.executor.memory=64g", str(script), "--profile", "kraft", "--spark-timeout", "5",
-           "--out", str(cluster["root"] / "starved")]
-    done = subprocess.run(cmd, env=cluster["env"], capture_output=True, text=True, timeout=START_SECONDS, check=False)
-    output = done.stdout + done.stderr  # (spark-submit merges the Python driver's stderr into its stdout)
-    assert done.returncode == 3, output[-2000:]
+    app = starved["app"]
+    app.wait(timeout=START_SECONDS)
+    output = starved["log"].read_text()  # (spark-submit merges the Python driver's stderr into its stdout)
+    assert app.returncode == 3, output[-2000:]
     assert "no executor registered" in output and "spark.executor.memory=64g" in output
+    # the master was asked for 64g executors, more than any worker has, and granted none; the
+    # main application running alongside had both workers' cores by then, or got them after
+    state = master_state(cluster["ui"])
+    (asked,) = [a for a in state["activeapps"] + state["completedapps"] if a["memoryperexecutor"] == 64 * 1024]
+    assert asked["cores"] == 0 and all(w["memory"] < 64 * 1024 for w in state["workers"])

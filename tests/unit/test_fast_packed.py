@@ -105,6 +105,7 @@ def _verdicts(result):
     ("kraft-3.7", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1)),  # a liveness finding
     ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2)),
     ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
+    ("kip455", Bounds(brokers=4, rf=2, reassigns=2, cancels=0, failures=1)),  # leaderless_for_good (liveness)
 ])
 def test_check_verdicts_equal_with_and_without_the_packed_path(profile, bounds, monkeypatch, tmp_path):
     fast = check_model(profile, bounds, out_dir=str(tmp_path / "fast"))

@@ -22,7 +22,7 @@ from kreassign.checker.check.run import (
     engine_properties,
     expected_at,
 )
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
@@ -63,7 +63,9 @@ def test_every_property_is_promised_or_has_findings_never_both(profile):
 def test_findings_name_known_properties_and_unique_names():
     names = {p.name for p in PROPERTIES} | {p.name for prof in QUOTA_SUITE for p in _properties(prof)}
     names |= {p.name for p in ReassignmentModel("kraft", Bounds(throttles=True, create_partitions=1, fair=True,
-                                                                broker_replicas=True)).properties()}
+                                                                broker_replicas=True,
+                                                                kraft_actions=("restart",))).properties()}
+    names |= {p.name for p in ReassignmentModel("zk", Bounds(zk_versions=True, broker_replicas=True)).properties()}
     seen = set()
     for f in F.FINDINGS:
         assert f.property in names, f.property
@@ -113,8 +115,7 @@ def test_at_bounds_of_each_finding_are_valid_and_its_trace_was_found_there():
         for profile in f.profiles:
             assert expected_at(f, bounds, profile)
             trace = read_trace(os.path.join(ROOT, F.trace_file(profile, f)))
-            assert Bounds(**{k: tuple(map(tuple, v)) if isinstance(v, list) else v
-                             for k, v in trace.bounds.items()}) == bounds
+            assert bounds_from_mapping(dict(trace.bounds)) == bounds
 
 
 def test_expected_at_dominating_bounds_only():

@@ -23,13 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "jar list (default: ../shared/kafka/kafka-controller-3.9.0.jar, or $KREASSIGN_KAFKA_CLASSPATH)")
     parser.add_argument("--metadata-version", metavar="V",
                         help=f"the kraft profile's metadata.version, e.g. 3.5-IV2 (default: {DEFAULT_METADATA_VERSION})")
-    parser.add_argument("--kraft-actions", metavar="A,B",
-                        help="kraft: also explore the controller's own actions: controlled-shutdown, restart, "
-                        "balance-leaders, elect-unclean (docs/kafka.md)")
+    # --kraft-actions is a bound flag (checker/models/bound_flags.py): the bounds carry the actions
 
 
 def controller_actions(args: argparse.Namespace) -> tuple[str, ...]:
-    """--kraft-actions as a tuple (checked against the reference's list)."""
+    """--kraft-actions as a tuple (checked against the reference's list). The bounds carry them too
+    (bounds.kraft_actions), which is what the models read."""
     from kreassign.reference.kraft import CONTROLLER_ACTIONS
 
     text = getattr(args, "kraft_actions", None)
@@ -69,23 +68,22 @@ def metadata_version(args: argparse.Namespace) -> str | None:
 def check_factory(args: argparse.Namespace, kind: str):
     """The model factory for `check` when the Kafka flags apply, else None (the caller's default)."""
     spec = impl_spec(args)
-    actions = controller_actions(args)
+    controller_actions(args)  # the bounds carry them (bounds.kraft_actions); checked here for the message
     if spec is not None and is_kafka_spec(spec):
         from .lockstep import kafka_factory
 
-        return kafka_factory(spec, actions)
+        return kafka_factory(spec)
     mv = metadata_version(args)
-    if mv is None and not actions:
-        return None
+    if mv is None:
+        return None  # the plain model: it explores bounds.kraft_actions itself
     if spec is not None:
-        raise UsageError("--metadata-version, --kraft-actions: apply to the reference or --impl kafka, "
-                         "not to another implementation")
+        raise UsageError("--metadata-version: applies to the reference or --impl kafka, not to another implementation")
     from .lockstep import KraftActionsModel, reference_profile
 
     def factory(profile: str, bounds: Any):
         if profile != "kraft":
-            raise UsageError(f"--metadata-version, --kraft-actions: apply to the kraft profile only, not {profile!r}")
-        return KraftActionsModel(reference_profile(mv or DEFAULT_METADATA_VERSION, actions), bounds)
+            raise UsageError(f"--metadata-version: applies to the kraft profile only, not {profile!r}")
+        return KraftActionsModel(reference_profile(mv), bounds)
 
     return factory
 

@@ -9,7 +9,7 @@ a mismatch. `LockstepStats` counts what was compared, for reports and the bench.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
@@ -42,11 +42,17 @@ def reference_profile(metadata_version: str = "3.9-IV0", controller_actions: tup
                         zk_migration=zk_migration)
 
 
+def _with_controller_properties(props: list) -> list:
+    have = {p.name for p in props}
+    return [*props, *(p for p in KRAFT_CONTROLLER_PROPERTIES if p.name not in have)]
+
+
 class KraftActionsModel(ReassignmentModel):
-    """The reference's kraft model with the opt-in controller actions and their properties."""
+    """The reference's kraft model with the opt-in controller actions and their properties (a profile
+    carrying them; bounds.kraft_actions switches them on in the plain ReassignmentModel too)."""
 
     def properties(self):
-        return [*super().properties(), *KRAFT_CONTROLLER_PROPERTIES]
+        return _with_controller_properties(super().properties())
 
 
 class KafkaLockstepModel(DifferentialModel):
@@ -82,7 +88,7 @@ class KafkaLockstepModel(DifferentialModel):
 
     def properties(self):
         # the controller actions' properties are vacuous unless those actions are explored
-        return [*super().properties(), *KRAFT_CONTROLLER_PROPERTIES]
+        return _with_controller_properties(super().properties())
 
     def describe(self) -> dict[str, Any]:
         # the bounds only (a trace's bounds must load anywhere); the metadata.version is in the
@@ -107,6 +113,8 @@ def kafka_factory(spec: str = "kafka", controller_actions: tuple[str, ...] = (),
             holder["impl"] = shared if shared is not None else KafkaImplementation(options)
         if bounds is not None and not isinstance(bounds, Bounds):
             bounds = bounds_from_mapping(dict(bounds))
+        if controller_actions:  # in the bounds, so that traces and findings name them
+            bounds = replace(bounds or Bounds(), kraft_actions=tuple(controller_actions) + (bounds or Bounds()).kraft_actions)
         return KafkaLockstepModel(bounds, holder["impl"], holder["impl"].spec, stats, controller_actions)
 
     def close() -> None:

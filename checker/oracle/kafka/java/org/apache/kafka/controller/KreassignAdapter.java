@@ -6,7 +6,7 @@
  * RegisterBrokerRecord, TopicRecord, PartitionRecord and ConfigRecord, as a controller
  * loading a snapshot does), `apply` drives one action through the entry point a real
  * cluster would use (AlterPartitionReassignments, AlterPartition from the leader, a broker
- * session expiring, a broker heartbeat, ElectLeaders, ...), replays the records the
+ * session expiring, a broker heartbeat, ElectLeaders, CreatePartitions, DeleteTopics, ...), replays the records the
  * controller produced, and answers with the state read back from the managers.
  *
  * Declared in org.apache.kafka.controller because the entry points are package-private.
@@ -40,6 +40,8 @@ import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
@@ -364,6 +366,10 @@ public final class KreassignAdapter {
             }
             case "ElectLeaders":
                 return electLeaders(action.path("topic").asText(), action.path("partition").asInt(), action.path("election").asText());
+            case "CreatePartitions":
+                return createPartitions(action.path("topic").asText(), action.path("count").asInt());
+            case "DeleteTopic":
+                return deleteTopic(action.path("topic").asText());
             case "ControllerFailover": {
                 // A new controller replays the metadata log from the beginning; nothing is carried over.
                 List<ApiMessageAndVersion> log = new ArrayList<>(ctl.log);
@@ -551,6 +557,35 @@ public final class KreassignAdapter {
         return new Outcome(r.records(), ack(Errors.forCode(pr.errorCode()), pr.errorMessage(), true));
     }
 
+    /** A request context as QuorumController builds one (no controller mutation quota in force). */
+    static ControllerRequestContext context(ApiKeys api, short version) {
+        return new ControllerRequestContext(new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(version),
+            KafkaPrincipal.ANONYMOUS, OptionalLong.empty());
+    }
+
+    /** CreatePartitions without assignments: Kafka picks the replication factor (partition 0's replicas) and the placement. */
+    Outcome createPartitions(String topic, int count) {
+        CreatePartitionsRequestData.CreatePartitionsTopic t = new CreatePartitionsRequestData.CreatePartitionsTopic()
+            .setName(topic).setCount(count).setAssignments(null);
+        ControllerResult<List<CreatePartitionsResponseData.CreatePartitionsTopicResult>> r =
+            ctl.replication.createPartitions(context(ApiKeys.CREATE_PARTITIONS, (short) 3), Collections.singletonList(t));
+        CreatePartitionsResponseData.CreatePartitionsTopicResult res = r.response().get(0);
+        return new Outcome(r.records(), ack(Errors.forCode(res.errorCode()), res.errorMessage(), true));
+    }
+
+    /** DeleteTopics by name, as QuorumController.deleteTopics: the name's id (findTopicIds), then deleteTopics. */
+    Outcome deleteTopic(String topic) {
+        Uuid id = ctl.replication.getTopicId(topic);
+        if (id == null) { // findTopicIds: new ApiError(UNKNOWN_TOPIC_OR_PARTITION), the error's default message
+            return new Outcome(Collections.emptyList(),
+                ack(Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.UNKNOWN_TOPIC_OR_PARTITION.message(), true));
+        }
+        ControllerResult<Map<Uuid, ApiError>> r =
+            ctl.replication.deleteTopics(context(ApiKeys.DELETE_TOPICS, (short) 6), Collections.singletonList(id));
+        ApiError e = r.response().get(id);
+        return new Outcome(r.records(), ack(e.error(), e.message(), true));
+    }
+
     static ObjectNode ack(Errors error, String message) {
         return ack(error, message, false);
     }
@@ -605,10 +640,11 @@ public final class KreassignAdapter {
         ArrayNode topics = out.putArray("topics");
         for (JsonNode t : current.path("topics")) {
             String name = t.path("name").asText();
+            Uuid id = topicId(name);
+            if (id == null) continue; // deleted (RemoveTopicRecord)
             ObjectNode tn = topics.addObject();
             tn.put("name", name);
             ArrayNode parts = tn.putArray("partitions");
-            Uuid id = topicId(name);
             int count = partitionCount(id);
             for (int i = 0; i < count; i++) {
                 PartitionRegistration p = ctl.replication.getPartition(id, i);
