@@ -104,8 +104,10 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
         if kind == REASSIGNMENT:
             start = base or DEFAULT_SUITE.get(name, Bounds())
             plan.append((name, bounds_from_mapping(overrides, base=start, where="flags") if overrides else start))
-        else:
-            plan.append((name, None))
+        else:  # kip599 / kip599-draft: None ("small"); the handlers profiles: [quota_handlers] of --config
+            from kreassign.checker.models.quota import quota_bounds_for_check
+
+            plan.append((name, quota_bounds_for_check(name, args.config)))
     if whole_suite:
         plan += list(LARGER_SUITE)
     return plan
@@ -162,7 +164,7 @@ def _factory(kind: str, args: argparse.Namespace):
 def run_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Any = None,
             progress: Any = None) -> CheckResult:
     kind = model_kind(profile)
-    if kind == QUOTA:
+    if kind == QUOTA and bounds is None:
         from kreassign.checker.models.quota import default_quota_bounds
 
         bounds = default_quota_bounds(profile)

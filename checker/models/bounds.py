@@ -214,9 +214,9 @@ def load_config(path: str) -> tuple[Bounds, list[str] | None]:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
     except (ValueError, RecursionError) as e:  # e.g. an integer beyond Python's digit limit
         raise ConfigError(f"{path}: invalid TOML: {str(e)[:200]}") from None
-    for key in data:
-        if key not in ("bounds", "profiles"):
-            raise ConfigError(f"{path}: unknown table [{key}] (expected [bounds] and [profiles])")
+    for key in data:  # [quota_handlers]: the kip599-handlers profiles' bounds (models/quota.py reads it)
+        if key not in ("bounds", "profiles", "quota_handlers"):
+            raise ConfigError(f"{path}: unknown table [{key}] (expected [bounds], [profiles], [quota_handlers])")
     bounds = bounds_from_mapping(data.get("bounds", {}), where=f"{path}: bounds")
     names = None
     if "profiles" in data:

@@ -485,14 +485,52 @@ def quota_model(profile: str = "kip599", size: str = "small", **overrides: Any) 
     return QuotaModel(replace(QUOTA_CONFIGS[size], profile=profile, **overrides))
 
 
-def default_quota_bounds(profile: str) -> QuotaModelConfig:
-    """The configuration `kreassign check` runs for a quota profile: "small"."""
+def default_quota_bounds(profile: str) -> Any:
+    """The configuration `kreassign check` runs for a quota profile: "small" (the handlers profiles:
+    their own default, checker/models/quota_handlers.py)."""
+    from kreassign.checker.models import quota_handlers
+
+    if profile in quota_handlers.HANDLERS_PROFILES:
+        return quota_handlers.default_config(profile)
     return replace(QUOTA_CONFIGS["small"], profile=profile)
 
 
-def quota_model_from_bounds(profile: str, bounds: Any) -> QuotaModel:
+def quota_bounds_for_check(profile: str, config_path: str | None) -> Any:
+    """What `kreassign check` explores for a quota profile: kip599 / kip599-draft their "small"
+    configuration (they take no bounds; None here), a handlers profile its default under the
+    `[quota_handlers]` table of the TOML file, if any. A bad table is a ConfigError naming the field."""
+    from kreassign.checker.models import quota_handlers
+    from kreassign.checker.models.bounds import ConfigError
+
+    if profile not in quota_handlers.HANDLERS_PROFILES:
+        return None
+    if config_path is None:
+        return quota_handlers.default_config(profile)
+    import tomllib
+
+    try:
+        with open(config_path, "rb") as f:
+            table = tomllib.load(f).get("quota_handlers", {})
+        return quota_handlers.config_from_mapping(table, profile, where=f"{config_path}: quota_handlers",
+                                                  variants=False, base=quota_handlers.default_config(profile))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # load_config reported it already
+        raise ConfigError(f"{config_path}: cannot read: {e}") from None
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
+def quota_model_from_bounds(profile: str, bounds: Any) -> Any:
     """The quota model of `profile` from a QuotaModelConfig, a configuration name (QUOTA_CONFIGS),
-    or a trace's bounds (the `describe()` mapping)."""
+    or a trace's bounds (the `describe()` mapping); for a handlers profile the QuotaHandlersModel
+    from a HandlersConfig or its `describe()` mapping."""
+    from kreassign.checker.models import quota_handlers
+
+    if profile in quota_handlers.HANDLERS_PROFILES:
+        if not isinstance(bounds, quota_handlers.HandlersConfig):
+            bounds = quota_handlers.config_from_mapping(bounds, profile)
+        elif bounds.profile != profile:
+            raise ValueError(f"bounds.sensor: {bounds.sensor!r} is not the sensor of profile {profile}")
+        return quota_handlers.QuotaHandlersModel(bounds)
     if isinstance(bounds, QuotaModelConfig):
         return QuotaModel(replace(bounds, profile=profile))
     if isinstance(bounds, str):

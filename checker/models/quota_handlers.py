@@ -18,6 +18,10 @@ mutations), `Record(handler)` (non-atomic only), `AlterQuota(rate)`.
 
 Every rule is the reference's (reference/quota.py, reference/quota_rate.py); the strategies a
 test replaces are `atomic` (check and record in one step) and `follows_quota_changes`.
+
+As profiles of `kreassign check` (docs/quota.md): `kip599-handlers` (the token bucket) and
+`kip599-handlers-rate` (the Rate sensor), at `DEFAULT_CHECK_CONFIG` or a TOML `[quota_handlers]`
+table (`config_from_mapping`, which also reads a trace's bounds back for `show` / `replay`).
 """
 
 from __future__ import annotations
@@ -31,8 +35,29 @@ from kreassign.checker.explore.protocol import Model
 from kreassign.reference import quota as ref
 from kreassign.reference import quota_rate
 from kreassign.spec.properties import Property
+from kreassign.spec.quota import check_rate, number_from_json, number_to_json
 
 TOKEN_BUCKET, RATE = "token_bucket", "rate"
+
+#: the `kreassign check` profiles of this model, and the sensor each measures with
+HANDLERS_PROFILES = {"kip599-handlers": TOKEN_BUCKET, "kip599-handlers-rate": RATE}
+
+REMOVE = "remove"  # a quota change that removes the quota (TOML has no null; JSON may use either)
+
+#: no configuration may exceed these (larger ones are typos; the state space grows with each)
+MAX_HANDLERS, MAX_CHOICES, MAX_TIME_STEPS = 8, 8, 200
+
+
+def _positive_int(v: Any, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+    return v
+
+
+def _int_tuple(v: Any, name: str) -> tuple[int, ...]:
+    if not isinstance(v, tuple | list) or not v or len(v) > MAX_CHOICES:
+        raise ValueError(f"{name}: expected a list of 1 to {MAX_CHOICES} positive integers, got {v!r}")
+    return tuple(_positive_int(x, f"{name}[{i}]") for i, x in enumerate(v))
 
 
 @dataclass(frozen=True)
@@ -50,17 +75,90 @@ class HandlersConfig:
     follows_quota_changes: bool = True  # Kafka: updateQuotaMetricConfigs / per-request resolution
 
     def __post_init__(self) -> None:
+        """Every field checked; a ValueError names the first bad one (`kreassign check` exits 2)."""
         if self.sensor not in (TOKEN_BUCKET, RATE):
             raise ValueError(f"sensor: expected {TOKEN_BUCKET!r} or {RATE!r}, got {self.sensor!r}")
-        if self.handlers < 1 or not self.sizes or not self.ticks:
-            raise ValueError("handlers, sizes and ticks: must be non-empty / at least 1")
+        if self.rate is not None:
+            object.__setattr__(self, "rate", check_rate(self.rate, "rate"))
+        ref.QuotaConfig(Fraction(1), self.samples, self.window_ms)  # names samples / window_ms
+        object.__setattr__(self, "sizes", _int_tuple(self.sizes, "sizes"))
+        object.__setattr__(self, "ticks", _int_tuple(self.ticks, "ticks"))
+        if _positive_int(self.handlers, "handlers") > MAX_HANDLERS:
+            raise ValueError(f"handlers: at most {MAX_HANDLERS}, got {self.handlers}")
+        if isinstance(self.horizon_ms, bool) or not isinstance(self.horizon_ms, int) or self.horizon_ms < 0:
+            raise ValueError(f"horizon_ms: expected an integer >= 0, got {self.horizon_ms!r}")
+        if self.horizon_ms // min(self.ticks) > MAX_TIME_STEPS:
+            raise ValueError(f"horizon_ms: at most {MAX_TIME_STEPS} of the shortest tick ({min(self.ticks)} ms), "
+                             f"got {self.horizon_ms}")
+        if not isinstance(self.quota_changes, tuple | list) or len(self.quota_changes) > MAX_CHOICES:
+            raise ValueError(f"quota_changes: expected a list of at most {MAX_CHOICES} rates, got {self.quota_changes!r}")
+        object.__setattr__(self, "quota_changes", tuple(
+            None if r is None else check_rate(r, f"quota_changes[{i}]") for i, r in enumerate(self.quota_changes)))
+        for name in ("atomic", "follows_quota_changes"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+
+    @property
+    def profile(self) -> str:
+        return next(p for p, sensor in HANDLERS_PROFILES.items() if sensor == self.sensor)
 
     def describe(self) -> dict[str, Any]:
-        fmt = lambda r: None if r is None else str(r)
-        return {"rate": fmt(self.rate), "samples": self.samples, "window_ms": self.window_ms,
+        """The configuration as JSON data; `config_from_mapping` reads it back."""
+        return {"rate": number_to_json(self.rate), "samples": self.samples, "window_ms": self.window_ms,
                 "sizes": list(self.sizes), "handlers": self.handlers, "ticks": list(self.ticks),
-                "horizon_ms": self.horizon_ms, "quota_changes": [fmt(r) for r in self.quota_changes],
+                "horizon_ms": self.horizon_ms, "quota_changes": [number_to_json(r) for r in self.quota_changes],
                 "sensor": self.sensor, "atomic": self.atomic, "follows_quota_changes": self.follows_quota_changes}
+
+
+#: the bounds a user may set (TOML `[quota_handlers]`); a trace's bounds may also name the sensor and
+#: the two strategies (so that a broken variant's trace can be rebuilt), a TOML table may not
+USER_FIELDS = ("rate", "samples", "window_ms", "sizes", "handlers", "ticks", "horizon_ms", "quota_changes")
+VARIANT_FIELDS = ("sensor", "atomic", "follows_quota_changes")
+
+#: what `kreassign check --profile kip599-handlers[-rate]` explores without a [quota_handlers] table:
+#: two handlers, topics of 1 and 3 mutations, half and whole seconds, the quota lowered, raised, removed
+DEFAULT_CHECK_CONFIG = HandlersConfig(sizes=(1, 3), ticks=(500, 1000),
+                                      quota_changes=(Fraction(1, 2), Fraction(2), None))
+
+
+def default_config(profile: str) -> HandlersConfig:
+    """The configuration `kreassign check` runs for a handlers profile."""
+    return replace(DEFAULT_CHECK_CONFIG, sensor=_sensor_of(profile))
+
+
+def _sensor_of(profile: str) -> str:
+    if profile not in HANDLERS_PROFILES:
+        raise ValueError(f"profile: not a quota-handlers profile {profile!r}; known: {', '.join(HANDLERS_PROFILES)}")
+    return HANDLERS_PROFILES[profile]
+
+
+def config_from_mapping(data: Any, profile: str, *, where: str = "bounds", variants: bool = True,
+                        base: HandlersConfig | None = None) -> HandlersConfig:
+    """A HandlersConfig of `profile` from describe()-shaped data over `base` (default: the check's default);
+    ValueError names the field as `<where>.<field>`. With `variants=False` (a user's TOML table) the
+    sensor and the strategies cannot be set: the profile chooses the sensor, Kafka the strategies."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a table/object, got {data!r}")
+    allowed = USER_FIELDS + (VARIANT_FIELDS if variants else ())
+    unknown = sorted(k for k in data if k not in allowed)
+    if unknown:
+        raise ValueError(f"{where}.{unknown[0]}: unknown field (known: {', '.join(allowed)})")
+    sensor = _sensor_of(profile)
+    if data.get("sensor", sensor) != sensor:
+        raise ValueError(f"{where}.sensor: {data['sensor']!r} is not the sensor of profile {profile} ({sensor!r})")
+    kw: dict[str, Any] = {k: v for k, v in data.items() if k not in ("rate", "quota_changes")}
+    kw["sensor"] = sensor
+    try:
+        if "rate" in data:
+            kw["rate"] = number_from_json(data["rate"], "rate")
+        if "quota_changes" in data:
+            if not isinstance(data["quota_changes"], list):
+                raise ValueError(f"quota_changes: expected a list, got {data['quota_changes']!r}")
+            kw["quota_changes"] = tuple(None if r == REMOVE else number_from_json(r, f"quota_changes[{i}]")
+                                        for i, r in enumerate(data["quota_changes"]))
+        return replace(base or DEFAULT_CHECK_CONFIG, **kw)
+    except ValueError as e:
+        raise ValueError(f"{where}.{e}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +247,17 @@ class QuotaHandlersModel(Model[HState, Any]):
         return out
 
     def next_state(self, s: HState, a: Any) -> HState | None:
+        if a not in self.actions(s):  # e.g. a hand-edited trace: a Record with nothing checked
+            return None
+        return self._next(s, a)
+
+    def successors(self, s: HState):
+        for a in self.actions(s):  # enabled by construction: no need to ask again
+            n = self._next(s, a)
+            if n is not None:
+                yield a, n
+
+    def _next(self, s: HState, a: Any) -> HState | None:
         s = replace(s, throttled_unquoted=False)
         if isinstance(a, Tick):
             return replace(s, now_ms=s.now_ms + a.ms)
@@ -193,30 +302,111 @@ class QuotaHandlersModel(Model[HState, Any]):
             """A request while no quota is in force is never throttled."""
             return not s.throttled_unquoted
 
+        def rate_admission_uses_quota_in_force(prev: HState, a: Any, nxt: HState) -> bool:
+            """A request is admitted iff the Rate, measured now, is within the quota in force
+            (Sensor.checkQuotas against the sensor's MetricConfig, which a quota change rewrites)."""
+            if not isinstance(a, Send) or prev.rate is None:
+                return True
+            ok = quota_rate.check(prev.sensor, ref.QuotaConfig(prev.rate, self.config.samples, self.config.window_ms),
+                                  prev.now_ms)[0]
+            return ok == self._admitted(prev, a, nxt)
+
         src = "Kafka 3.8 ControllerMutationQuotaManager (StrictControllerMutationQuota.record, updateQuotaMetricConfigs)"
+        promised = (self.config.profile,)
+        unquoted = Property.always("unquoted_never_throttled", unquoted_never_throttled,
+                                   description=unquoted_never_throttled.__doc__,
+                                   source=src + "; UnboundedControllerMutationQuota", promised_by=promised)
+        if self.config.sensor == RATE:  # the two bucket properties speak of tokens, which a Rate has not
+            return (
+                Property.transition("rate_admission_uses_quota_in_force", rate_admission_uses_quota_in_force,
+                                    description=rate_admission_uses_quota_in_force.__doc__,
+                                    source="Kafka Sensor.checkQuotas, Rate.measure; " + src, promised_by=promised),
+                unquoted,
+            )
         return (
             Property.always("overdraft_bounded_with_concurrent_handlers", overdraft_bounded_with_concurrent_handlers,
                             description=overdraft_bounded_with_concurrent_handlers.__doc__, source=src,
-                            promised_by=("kip599",)),
+                            promised_by=promised),
             Property.transition("next_admission_uses_quota_in_force", next_admission_uses_quota_in_force,
                                 description=next_admission_uses_quota_in_force.__doc__, source=src,
-                                promised_by=("kip599",)),
-            Property.always("unquoted_never_throttled", unquoted_never_throttled,
-                            description=unquoted_never_throttled.__doc__,
-                            source=src + "; UnboundedControllerMutationQuota", promised_by=("kip599",)),
+                                promised_by=promised),
+            unquoted,
         )
 
-    def describe(self) -> dict[str, Any]:
-        return {"profile": "kip599", **self.config.describe()}
+    def _admitted(self, prev: HState, a: Send, nxt: HState) -> bool:
+        """Did `a` pass the check? Non-atomic: the handler now holds its topic; atomic: the Rate gained
+        an event over the sensor as the check purged it."""
+        if nxt.pending[a.handler] is not None and prev.pending[a.handler] is None:
+            return True
+        events = lambda r: 0 if r is None else sum(x.event_count for x in r.samples)
+        purged = None if prev.sensor is None else quota_rate.purge(prev.sensor, self._any_config(), prev.now_ms)
+        return events(nxt.sensor) > events(purged)
 
+    def _any_config(self) -> ref.QuotaConfig:
+        return ref.QuotaConfig(Fraction(1), self.config.samples, self.config.window_ms)  # purging ignores the rate
+
+    def describe(self) -> dict[str, Any]:
+        return {"profile": self.config.profile, **self.config.describe()}
+
+    # -- traces (JSON); the sensor's own columns only, so that `show` lists what changes ---------
     def state_to_json(self, s: HState) -> Any:
-        return {"now_ms": s.now_ms, "rate": None if s.rate is None else str(s.rate),
-                "sensor_rate": None if s.sensor_rate is None else str(s.sensor_rate),
-                "tokens": None if s.bucket is None else str(s.bucket.tokens),
-                "pending": list(s.pending), "throttled_unquoted": s.throttled_unquoted}
+        out: dict[str, Any] = {"now_ms": s.now_ms, "rate": number_to_json(s.rate),
+                               "sensor_rate": number_to_json(s.sensor_rate)}
+        if self.config.sensor == RATE:
+            out["samples"] = None if s.sensor is None else [
+                [x.start_ms, x.last_event_ms, number_to_json(x.value), x.event_count] for x in s.sensor.samples]
+            out["current_sample"] = None if s.sensor is None else s.sensor.current
+        else:
+            out["tokens"] = None if s.bucket is None else number_to_json(s.bucket.tokens)
+            out["bucket_updated_ms"] = None if s.bucket is None else s.bucket.last_update_ms
+        return {**out, "pending": list(s.pending), "throttled_unquoted": s.throttled_unquoted}
+
+    def state_from_json(self, data: Any) -> HState:
+        if not isinstance(data, dict):
+            raise ValueError(f"state: expected an object, got {data!r}")
+        bucket = sensor = None
+        if self.config.sensor == RATE:
+            if data["samples"] is not None:
+                sensor = quota_rate.RateSensor(tuple(
+                    quota_rate.Sample(int(a), int(b), number_from_json(v, "samples.value", nullable=False), int(c))
+                    for a, b, v, c in data["samples"]), int(data["current_sample"]))
+        elif data["tokens"] is not None:
+            bucket = ref.TokenBucket(number_from_json(data["tokens"], "tokens", nullable=False),
+                                     int(data["bucket_updated_ms"]))
+        pending = tuple(None if p is None else int(p) for p in data["pending"])
+        if len(pending) != self.config.handlers:
+            raise ValueError(f"pending: expected one entry per handler ({self.config.handlers}), got {len(pending)}")
+        return HState(int(data["now_ms"]), number_from_json(data["rate"], "rate"),
+                      number_from_json(data["sensor_rate"], "sensor_rate"), bucket, sensor, pending,
+                      bool(data["throttled_unquoted"]))
+
+    def action_to_json(self, a: Any) -> Any:
+        if isinstance(a, Tick):
+            return {"type": "Tick", "ms": a.ms}
+        if isinstance(a, Send):
+            return {"type": "Send", "handler": a.handler, "n": a.n}
+        if isinstance(a, Record):
+            return {"type": "Record", "handler": a.handler}
+        return {"type": "AlterQuota", "rate": number_to_json(a.rate)}
+
+    def action_from_json(self, data: Any) -> Any:
+        if not isinstance(data, dict) or "type" not in data:
+            raise ValueError(f"action: expected an object with a type, got {data!r}")
+        kind = data["type"]
+        if kind == "Tick":
+            return Tick(int(data["ms"]))
+        if kind == "Send":
+            return Send(int(data["handler"]), int(data["n"]))
+        if kind == "Record":
+            return Record(int(data["handler"]))
+        if kind == "AlterQuota":
+            return AlterQuota(number_from_json(data["rate"], "action.rate"))
+        raise ValueError(f"action.type: not a quota-handlers action: {kind!r}")
 
 
 __all__ = [
+    "DEFAULT_CHECK_CONFIG",
+    "HANDLERS_PROFILES",
     "RATE",
     "TOKEN_BUCKET",
     "AlterQuota",
@@ -226,4 +416,6 @@ __all__ = [
     "Record",
     "Send",
     "Tick",
+    "config_from_mapping",
+    "default_config",
 ]

@@ -2,8 +2,11 @@
 
 Reassignment profiles (kraft, kraft-3.7, zk, kip455, kip236) build a ReassignmentModel
 from Bounds; quota profiles (kip599, kip599-draft) build the quota model from its own
-configuration. Traces name the model kind, profile and bounds, so `replay` and `show`
-rebuild exactly the model that produced them.
+configuration; the request-handler profiles (kip599-handlers, kip599-handlers-rate: one
+sensor shared by concurrent handlers while the quota changes) are of the same kind and build
+the QuotaHandlersModel from theirs (checker/models/quota.py dispatches on the profile). Traces
+name the model kind, profile and bounds, so `replay` and `show` rebuild exactly the model that
+produced them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from kreassign.checker.models.reassign import ReassignmentModel
 REASSIGNMENT = "reassignment"
 QUOTA = "quota"
 
-QUOTA_PROFILES = ("kip599", "kip599-draft")
+QUOTA_PROFILES = ("kip599", "kip599-draft", "kip599-handlers", "kip599-handlers-rate")
 
 
 def model_kind(profile: str) -> str:

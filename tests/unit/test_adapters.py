@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import sys
-import time
 
 import pytest
 from kreassign.checker.oracle.adapters import (
@@ -180,14 +179,12 @@ def test_a_child_that_hangs_is_killed_after_the_timeout(tmp_path):
     cmd = script(tmp_path, "import sys, time\nsys.stdin.readline()\nsys.stderr.write('thinking\\n')\n"
                  "sys.stderr.flush()\ntime.sleep(60)\n")
     impl = SubprocessImplementation(cmd, timeout=0.5)
-    started = time.monotonic()
     with pytest.raises(ImplementationError, match=r"no reply to the 'reset' request within 0.5 s \(killed\)") as e:
         impl.reset("kraft", CLUSTER)
-    assert time.monotonic() - started < 5
     assert "thinking" in str(e.value)
     proc = impl._proc
+    assert proc.poll() is not None  # killed at the timeout, not left sleeping its 60 s (no wall-clock bound here)
     impl.close()
-    assert proc.poll() is not None  # reaped
 
 
 @pytest.mark.parametrize("reply, message", [
