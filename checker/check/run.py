@@ -92,6 +92,7 @@ class CheckResult:
     complete: bool
     properties: dict[str, PropertyVerdict] = field(default_factory=dict)
     reduction: dict[str, Any] | None = None  # a reduced search (compositional): what was explored instead
+    memory: dict[str, Any] | None = None  # the packed path's figures: bytes per stored state, table bytes
 
     @property
     def unexpected(self) -> list[str]:
@@ -109,6 +110,7 @@ class CheckResult:
             "complete": self.complete,
             "properties": {n: _verdict_json(v) for n, v in self.properties.items()},
             **({"reduction": self.reduction} if self.reduction is not None else {}),
+            **({"memory": self.memory} if self.memory is not None else {}),
         }
 
 
@@ -293,6 +295,17 @@ def find_violations(model: Model, *, keep_graph: bool, progress=None, stop_on: s
     return result, {n: c.unexpected for n, c in classified.items() if c.unexpected is not None}
 
 
+def _memory(result: Any) -> dict[str, Any] | None:
+    """What the packed path (and each compositional projection) held: bytes per stored state (visited
+    set, parents, actions, goal bits), the liveness edges and the tabulated table."""
+    runs = [p.result for p in getattr(result, "projections", ())] or [result]
+    if not all(hasattr(r, "bytes_per_state") and hasattr(r, "packed") for r in runs):
+        return None
+    return {"bytes_per_state": max(r.bytes_per_state for r in runs),
+            "edge_bytes": sum(r.edge_bytes for r in runs),
+            "table_bytes": sum(r.packed.table_bytes() for r in runs)}
+
+
 def expected_at(finding: Finding, bounds: Any, profile: str) -> bool:
     """Is `finding` declared to occur at these bounds? For reassignment bounds: when they are at
     least its `at` on the monotone keys (more brokers, partitions, budget: only more behaviours)
@@ -365,7 +378,8 @@ def check_model(
     result, classified = explore_classified(model, profile, keep_graph=liveness_check, progress=progress,
                                             explorer=explorer)
     check = CheckResult(profile, engine, model.describe(), result.states, result.transitions, result.depth,
-                        0.0, result.complete, reduction=getattr(result, "reduction", None))
+                        0.0, result.complete, reduction=getattr(result, "reduction", None),
+                        memory=_memory(result))
     for prop in model.properties():
         if prop.kind == SOMETIMES:
             status = HOLDS if prop.name in result.examples else VIOLATED

@@ -196,3 +196,4 @@ def test_cli_reports_the_projections(tmp_path):
     assert result["reduction"]["mode"] == "compositional"
     assert result["reduction"]["projections"][0]["partitions"] == [0, 1]
     assert result["states"] == result["reduction"]["projections"][0]["states"]
+    assert 0 < result["memory"]["bytes_per_state"] <= 100  # the packed visited set (issue 13's bound)
