@@ -50,6 +50,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")
     parser.add_argument("--elections", default="", help="ElectLeaders types unlogged actions may use: PREFERRED,UNCLEAN "
                         "(default: PREFERRED when the log shows preferred elections, else none)")
+    parser.add_argument("--kraft-actions", default="", metavar="A,B",
+                        help="kraft: unlogged actions may also be the controller's own: controlled-shutdown, restart, "
+                        "balance-leaders, elect-unclean (as check --kraft-actions)")
     parser.add_argument("--json", action="store_true", help="machine-readable verdict on stdout")
     parser.set_defaults(func=run)
 
@@ -66,13 +69,19 @@ def run(args: argparse.Namespace) -> int:
     bad = [e for e in elections if e not in ("PREFERRED", "UNCLEAN")]
     if bad:
         raise UsageError(f"--elections: unknown election type {bad[0]!r} (PREFERRED or UNCLEAN)")
+    from kreassign.reference.kraft import CONTROLLER_ACTIONS
+
+    kraft_actions = tuple(a.strip() for a in args.kraft_actions.split(",") if a.strip())
+    bad = [a for a in kraft_actions if a not in CONTROLLER_ACTIONS]
+    if bad:
+        raise UsageError(f"--kraft-actions: unknown action {bad[0]!r} (known: {', '.join(CONTROLLER_ACTIONS)})")
     text = _read(args.file)
     fmt = args.format or guess_format(text)
     if args.max_candidates < 1:
         raise UsageError("--max-candidates: must be at least 1")
     limits = SearchLimits(args.max_unlogged, args.max_requests, args.max_failures, args.max_failovers,
                           args.max_states, elections, shortest=not args.all_explanations,
-                          max_candidates=args.max_candidates)
+                          max_candidates=args.max_candidates, kraft_actions=kraft_actions)
     try:
         result = validate_text(text, fmt, args.profile, limits)  # a TraceFormatError (exit 2) names the line
     except UsageError as e:

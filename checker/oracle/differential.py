@@ -149,6 +149,7 @@ class DifferentialModel(ReassignmentModel):
         for _, label in path[1:]:
             action = getattr(label, "action", label)
             note: dict[str, Any] = {}
+            before = real
             if real is not None:
                 try:
                     self.impl.reset(self.profile_name, real)
@@ -158,6 +159,12 @@ class DifferentialModel(ReassignmentModel):
                     real = None
             lines = getattr(label, "mismatch", ())
             if lines:
+                if before is not None and label.reference is not None:
+                    try:  # the reference's outcome in real epochs, as kafka_state (the label's are renamed)
+                        ref = self.apply(before, action)
+                        label = label._replace(reference=ref.state, reference_response=ref.response)
+                    except ValueError:
+                        pass
                 note["mismatch"] = mismatch_json(self.spec, label)
             out.append(note)
         return out

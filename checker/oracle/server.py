@@ -602,12 +602,49 @@ def op_failover(p: Params) -> Any:
     return _action_op(p, "ControllerFailover", ())
 
 
-@op("enabled_actions", "profile?, state, space?", "the actions of an ActionSpace enabled in a state, in order")
+#: the bounds keys `enabled_actions` takes in `capabilities` (docs/checking.md): those that add actions,
+#: and those that add none but are accepted so that a check's bounds can be passed as they are
+ENABLING_CAPABILITIES = ("throttles", "create_partitions", "broker_replicas", "leader_balance", "delete_topic",
+                         "kraft_actions", "zk_versions", "broker_view", "fair")
+
+
+def capability_model(p: Params, profile: Profile, state: ClusterState, space: ActionSpace) -> Any:
+    """The explorer's model of `profile` with the request's `capabilities` switched on and its `space`:
+    its `actions` are the one enumeration the explorer, fuzz and this op share."""
+    from dataclasses import replace
+
+    from kreassign.checker.models.bounds import ConfigError, bounds_from_mapping
+    from kreassign.checker.models.reassign import TOPIC, ReassignmentModel
+
+    caps = p.raw("capabilities", {})
+    if not isinstance(caps, dict):
+        raise field_error("capabilities", f"expected an object of bounds keys, got {_describe(caps)}")
+    for key in caps:
+        if key not in ENABLING_CAPABILITIES:
+            raise field_error(f"capabilities.{key}", f"unknown capability (known: {', '.join(ENABLING_CAPABILITIES)})")
+    try:
+        model = ReassignmentModel(profile, bounds_from_mapping(caps, where="capabilities"))
+    except ConfigError as e:  # a capability the profile does not model (delete_topic under kip455 ...)
+        text = str(e)
+        raise OracleError(INVALID_FIELD, text if text.startswith("capabilities") else f"capabilities.{text}") from None
+    if model.bounds.create_partitions and state.topic(TOPIC) is None:
+        raise field_error("capabilities.create_partitions", f"the model's CreatePartitions grows topic {TOPIC!r}, "
+                                                            "which the state does not have")
+    # as in the explorer: with the throttles the admin moves replicas only through the tool
+    model.space = replace(space, reassign=False, cancel=False) if model.bounds.throttles else space
+    return model
+
+
+@op("enabled_actions", "profile?, state, space?, capabilities?",
+    "the actions of an ActionSpace (and of the capabilities switched on) enabled in a state, in order")
 def op_enabled(p: Params) -> Any:
     profile = p.profile()
     state = p.state(profile)
     space = p.decode("space", ActionSpace, ActionSpace())
-    return {"actions": [to_json(a) for a in profile.enabled_actions(state, space)]}
+    model = capability_model(p, profile, state, space)
+    budget = (1,) * 5  # the oracle spends no budget: every request kind stays possible
+    actions = model.actions(ModelState(state, tuple(Ghost() for _ in state.partitions()), budget))
+    return {"actions": [to_json(a) for a in actions]}
 
 
 @op("step", "profile?, state, action", "any spec action: the expected state and response")
@@ -645,8 +682,15 @@ def capability_bounds(profile: Profile, state: ClusterState, action: Any) -> Any
     from kreassign.spec import actions as A
 
     creates = isinstance(action, A.CreatePartitions) and state.zk is None and state.kip236 is None
-    return Bounds(throttles=state.throttles is not None or isinstance(action, TOOL_ACTIONS),
-                  broker_replicas=state.hosted is not None, create_partitions=1 if creates else 0)
+    throttles = state.throttles is not None or isinstance(action, TOOL_ACTIONS)
+    deleting = isinstance(action, A.TOPIC_DELETION_ACTIONS) or bool(state.zk is not None and state.zk.deleting)
+    kraft_action = {A.BrokerControlledShutdown: "controlled-shutdown", A.BrokerRestart: "restart",
+                    A.BalanceLeaders: "balance-leaders", A.ElectUncleanLeaders: "elect-unclean"}.get(type(action))
+    return Bounds(throttles=throttles, broker_replicas=state.hosted is not None, create_partitions=1 if creates else 0,
+                  delete_topic=deleting and profile.name in ("kraft", "kraft-3.7", "zk") and not (
+                      throttles or creates or state.hosted is not None),
+                  zk_versions=profile.name == "zk" and state.zk is not None and state.zk.leadership is not None,
+                  kraft_actions=(kraft_action,) if kraft_action and hasattr(profile, "controller_actions") else ())
 
 
 def violated_properties(profile: Profile, state: ClusterState, action: Any, after: ClusterState, response: Any,
@@ -655,7 +699,8 @@ def violated_properties(profile: Profile, state: ClusterState, action: Any, afte
 
     The properties of a capability (docs/checking.md) are included when the step uses it: the
     throttles (a tool action, or throttles in the state), the brokers' logs (`hosted` in the
-    state), CreatePartitions."""
+    state), CreatePartitions, topic deletion (its actions, or zk.deleting), the zk controller's
+    cache (zk.leadership), the KRaft controller's own actions."""
     from kreassign.checker.models.reassign import ReassignmentModel
 
     model = ReassignmentModel(profile, capability_bounds(profile, state, action))

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
+from copy import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -51,7 +52,9 @@ from kreassign.checker.traces.kraft_metadata import (
 from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import zk_controller as C
 from kreassign.reference.api import Profile as _BaseProfile
+from kreassign.reference.kraft import CONTROLLER_ACTIONS
 from kreassign.reference.capabilities import KAFKA as CAPABILITIES
+from kreassign.reference.topic_changes import topic_deletion_actions
 from kreassign.reference.zk_mechanics import remove_replica_from_isr
 from kreassign.spec import actions as A
 from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json
@@ -81,6 +84,7 @@ class SearchLimits:
     elections: tuple[str, ...] = ()  # ElectLeaders types the unlogged actions may use
     shortest: bool = True  # keep only the matches reached with the fewest unlogged actions (see the docs)
     max_candidates: int = 2_000  # candidate states kept per observation; beyond, a rejection is only INCONCLUSIVE
+    kraft_actions: tuple[str, ...] = ()  # the KRaft controller's own actions the unlogged ones may use (--kraft-actions)
 
 
 @dataclass(frozen=True)
@@ -459,13 +463,16 @@ class Validator:
     @staticmethod
     def _capability_actions(state: ClusterState) -> list[Any]:
         """Unlogged actions of the capabilities the state shows (reference/capabilities.py): brokers acting
-        on the metadata they replayed (with `hosted`), --verify run periodically (with `throttles`)."""
+        on the metadata they replayed (with `hosted`), --verify run periodically (with `throttles`), the zk
+        controller resuming a topic deletion the state has queued (`zk.deleting`)."""
         out: list[Any] = []
         if state.hosted is not None:
             out += [A.BrokerReplay(b.id) for b in state.brokers if b.registered and b.active
                     and CAPABILITIES.replicas.replay_changes(state, b.id)]
         if state.throttles is not None:
             out += [A.ToolVerify(t, i) for t, i, _ in state.partitions()]
+        if state.zk is not None and state.zk.deleting:  # zk: the controller resumes a queued deletion
+            out += topic_deletion_actions(state, ())
         return out
 
     @staticmethod
@@ -982,6 +989,11 @@ def _observe(n: int, line: str, data: Any, action: Any, response: Any) -> Observ
 def validate_observations(profile: Profile, initial: ClusterState, observations: Sequence[Observation],
                           limits: SearchLimits = SearchLimits(), *, shift_epochs: bool, fmt: str,
                           notes: Sequence[str] = ()) -> ValidationResult:
+    if limits.kraft_actions:  # as `check --kraft-actions`: the profile also offers the controller's own actions
+        if not hasattr(profile, "controller_actions"):
+            raise UsageError(f"--kraft-actions: apply to the kraft profiles only, not {profile.name!r}")
+        profile = copy(profile)  # profile() hands out one shared instance
+        profile.controller_actions = tuple(a for a in CONTROLLER_ACTIONS if a in limits.kraft_actions)
     initial = profile.initial_state(initial)
     logged = {(o.topic, o.partition) for o in observations if o.topic is not None}
     everything = any(o.state is not None for o in observations) or not logged
@@ -1110,6 +1122,8 @@ def guess_format(text: str) -> str:
 
 def describe_partition(state: ClusterState, topic: str, partition: int, partial: Partition | None = None) -> str:
     p = partial if partial is not None else state.partition(topic, partition)
+    if p is None:  # DeleteTopic: the partition is gone
+        return "(deleted)"
     text = (f"replicas={_fmt(p.replicas)} adding={_fmt(p.adding)} removing={_fmt(p.removing)} isr={_fmt(p.isr)} "
             f"leader={p.leader} leader_epoch={p.leader_epoch} partition_epoch={p.partition_epoch}")
     zk = state.zk
