@@ -249,24 +249,7 @@ class _Run:
         """Every state (BFS order) from which no goal state is reachable through environment edges."""
         n = self.count
         src, dst, _ = self._graph()
-        can = ((self.goal_bits.view(0, n) >> bit) & 1).astype(bool)
-        order = np.argsort(dst, kind="stable")
-        rsrc = src[order]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
-        frontier = np.flatnonzero(can)
-        while len(frontier):
-            starts, ends = indptr[frontier], indptr[frontier + 1]
-            cnt = ends - starts
-            total = int(cnt.sum())
-            if not total:
-                break
-            idx = np.repeat(starts - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
-            preds = np.unique(rsrc[idx])
-            preds = preds[~can[preds]]
-            can[preds] = True
-            frontier = preds
-        return np.flatnonzero(~can)
+        return np.flatnonzero(~reverse_reach(n, src, dst, ((self.goal_bits.view(0, n) >> bit) & 1).astype(bool)))
 
     def lasso(self, stuck: int) -> tuple[Path, int | None]:
         """A shortest path to `stuck`, then a shortest bridge to a loop it is trapped in, and once around."""
@@ -308,6 +291,28 @@ class _Run:
         for u, v in cycle:
             path.append((int(self.states.data[v]), self.m.action_of(sub.edges[u, v]["action"])))
         return path, loop_start
+
+
+def reverse_reach(n: int, src: np.ndarray, dst: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """can[i]: state i (of n) reaches a `start` state through the edges src -> dst (reverse BFS)."""
+    can = start.copy()
+    order = np.argsort(dst, kind="stable")
+    rsrc = src[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
+    frontier = np.flatnonzero(can)
+    while len(frontier):
+        starts, ends = indptr[frontier], indptr[frontier + 1]
+        cnt = ends - starts
+        total = int(cnt.sum())
+        if not total:
+            break
+        idx = np.repeat(starts - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
+        preds = np.unique(rsrc[idx])
+        preds = preds[~can[preds]]
+        can[preds] = True
+        frontier = preds
+    return can
 
 
 def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None = None, progress: Any = None,
@@ -367,4 +372,4 @@ def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None 
     )
 
 
-__all__ = ["PackedResult", "explore_packed"]
+__all__ = ["PackedResult", "explore_packed", "reverse_reach"]

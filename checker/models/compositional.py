@@ -50,6 +50,7 @@ import networkx as nx
 import numpy as np
 from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, explore
 from kreassign.checker.explore.liveness import environment_edge
+from kreassign.checker.explore.packed_bfs import reverse_reach
 from kreassign.checker.models.packed import SEP, PackedReassignment, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.spec import actions as A
@@ -245,28 +246,6 @@ def _implies(props: list[Any], forms: list[tuple], words: np.ndarray, where: str
                 raise CompositionError(f"a finding's signature matches a {where} where its property holds")
 
 
-def _reach(n: int, src: np.ndarray, dst: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """can[i]: state i reaches a `start` state through the given edges (reverse BFS, numpy)."""
-    can = start.copy()
-    order = np.argsort(dst, kind="stable")
-    rsrc = src[order]
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
-    frontier = np.flatnonzero(can)
-    while len(frontier):
-        starts, ends = indptr[frontier], indptr[frontier + 1]
-        cnt = ends - starts
-        total = int(cnt.sum())
-        if not total:
-            break
-        idx = np.repeat(starts - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
-        preds = np.unique(rsrc[idx])
-        preds = preds[~can[preds]]
-        can[preds] = True
-        frontier = preds
-    return can
-
-
 def _check_finishing_needs_no_fault(proj: Projection, goal_props: list[Any]) -> None:
     """C1 and C2 of the module docstring, on the projection's graph of environment edges."""
     result, packed = proj.result, proj.result.packed
@@ -283,7 +262,7 @@ def _check_finishing_needs_no_fault(proj: Projection, goal_props: list[Any]) -> 
         can_all[result.stuck.get(prop.name, np.empty(0, np.int64))] = False
         bit = [p.name for p in packed.goals].index(prop.name)
         goal = ((goals >> bit) & 1).astype(bool)
-        can_calm = _reach(n, src[calm], dst[calm], goal)
+        can_calm = reverse_reach(n, src[calm], dst[calm], goal)
         if (can_all != can_calm).any():
             raise CompositionError(f"{prop.name}: a partition needs a broker or controller fault to finish")
         rec = recover_code[codes] if len(codes) else np.zeros(0, dtype=bool)

@@ -8,11 +8,9 @@ that breaks it and is refused.
 
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
 from dataclasses import replace
-from types import MethodType
 
 import numpy as np
 import pytest
@@ -21,9 +19,8 @@ from kreassign.checker.models import compositional as C
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel, in_flight
 from kreassign.checker.models.suite import DEFAULT_SUITE
-from kreassign.reference import profile as real_profile
-from kreassign.reference.values import Step
 from kreassign.spec.findings import Finding
+from test_property_mutants import planted  # the real profile with every step through a corruption
 
 TOPIC = "t"
 
@@ -67,19 +64,6 @@ def test_same_verdicts_as_the_whole_cluster(profile, bounds, monkeypatch):
 # -- planted bugs, on whichever partition the step names ------------------------------------------------
 
 
-def _planted(profile_name, corrupt):
-    prof = copy.copy(real_profile(profile_name))
-    apply = prof.apply
-
-    def mutated(self, state, action):
-        step = apply(state, action)
-        bad = corrupt(state, action, step)
-        return step if bad is None else Step(bad, step.response)
-
-    prof.apply = MethodType(mutated, prof)
-    return prof
-
-
 def leader_leaves_isr(before, action, step):
     """The named partition's leader drops out of its ISR after any step on it."""
     k = getattr(action, "partition", None)
@@ -109,7 +93,7 @@ def ends_only_during_a_fault(before, action, step):
                                                    (never_ends, "reassignment_can_finish", True)])
 def test_planted_bug_caught_alike(corrupt, prop, liveness, monkeypatch):
     bounds = replace(DEFAULT_SUITE["kraft"], partitions=2)
-    whole, parts = _both("kraft", bounds, model=_planted("kraft", corrupt), monkeypatch=monkeypatch,
+    whole, parts = _both("kraft", bounds, model=planted("kraft", corrupt), monkeypatch=monkeypatch,
                          liveness=liveness)
     assert whole.properties[prop].status == "violated"
     assert _verdicts(parts) == _verdicts(whole)
@@ -117,7 +101,7 @@ def test_planted_bug_caught_alike(corrupt, prop, liveness, monkeypatch):
 
 def test_counterexample_is_a_path_of_the_whole_cluster(monkeypatch, tmp_path):
     monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
-    model = _planted("kraft", never_ends)
+    model = planted("kraft", never_ends)
     bounds = Bounds(partitions=2, brokers=3, rf=2, failures=1)
     result = check_model("kraft", bounds, factory=lambda p, b: ReassignmentModel(model, b),
                          minimize_counterexamples=False, out_dir=str(tmp_path))
@@ -139,7 +123,7 @@ def test_counterexample_is_a_path_of_the_whole_cluster(monkeypatch, tmp_path):
 
 def test_refused_when_finishing_needs_a_fault(monkeypatch):
     monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
-    model = _planted("kraft", ends_only_during_a_fault)
+    model = planted("kraft", ends_only_during_a_fault)
     with pytest.raises(C.CompositionError, match="needs a broker or controller fault"):
         check_model("kraft", Bounds(partitions=2, brokers=3, rf=2, failures=1),
                     factory=lambda p, b: ReassignmentModel(model, b), minimize_counterexamples=False)
@@ -151,7 +135,7 @@ def test_refused_when_an_idle_partition_matches_a_finding(monkeypatch):
     real = C.findings_for
     monkeypatch.setattr(C, "findings_for", lambda profile, name: (everywhere,) if name == "leader_in_isr"
                         else real(profile, name))
-    model = _planted("kraft", leader_leaves_isr)  # leader_in_isr fails somewhere, so its findings matter
+    model = planted("kraft", leader_leaves_isr)  # leader_in_isr fails somewhere, so its findings matter
     with pytest.raises(C.CompositionError, match="matches a partition no admin touched"):
         check_model("kraft", Bounds(partitions=2, brokers=3, rf=2, failures=1),
                     factory=lambda p, b: ReassignmentModel(model, b), minimize_counterexamples=False)

@@ -19,20 +19,11 @@ from kreassign.checker.models import quota_handlers as qh
 from kreassign.checker.models.registry import QUOTA, build_model, model_kind
 from kreassign.checker.models.suite import QUOTA_SUITE
 
-from kreassign.cli import main
 from kreassign.errors import FINDING, OK, USAGE
 
+from test_exit_codes import run  # main(argv) -> (exit code, stdout, stderr), never a traceback
+
 PROFILES = ("kip599-handlers", "kip599-handlers-rate")
-
-
-def run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def check(argv, capsys, tmp_path):
