@@ -4,6 +4,7 @@
     python bench/real_models.py --config b5r3_f2 --workers 1 2
     python bench/real_models.py --config b5r3_re3 --no-tlc   # kreassign only
     python bench/real_models.py --memory                     # also bytes/state and table size
+    python bench/real_models.py --reference-too              # also kreassign --no-kernel (the reference tabulates)
 
 For each configuration of ../shared/anchor-kraft (KraftReassign.tla, the TLA+ twin of
 `kreassign check --profile kraft`), TLC runs on the twin and `kreassign check --no-liveness
@@ -13,7 +14,7 @@ included), with 1 and 2 workers (TLC `-workers N`, kreassign `--workers N`). The
 script exits 1. It prints wall seconds, distinct states/s, transitions/s, the ratio
 TLC time / kreassign time, and the packed path's bytes per stored state (its visited set,
 parents, actions; the table of local situations is reported apart; --memory, one more run
-per configuration). TLC is found through
+per configuration; --reference-too, one more run with the kraft kernel off). TLC is found through
 TLA_JAR or ../shared/tools/tla2tools.jar. Timing on a shared machine is noisy: run on an
 idle one, and several rounds (--rounds) to take the median.
 """
@@ -75,10 +76,10 @@ def run_tlc(jar: Path, config: str, workers: int) -> dict:
     return {"states": distinct, "transitions": generated - 1, "depth": int(depth.group(1)), "seconds": seconds}
 
 
-def run_kreassign(config: str, workers: int) -> dict:
+def run_kreassign(config: str, workers: int, kernel: bool = True) -> dict:
     cmd = [sys.executable, "-m", "kreassign.cli", "check", "--profile", "kraft", "--targets", "all",
            *CONFIGS[config].split(), "--no-liveness", "--no-minimize", "--json", "--out", tempfile.mkdtemp()]
-    env = dict(os.environ, KREASSIGN_WORKERS=str(workers))
+    env = dict(os.environ, KREASSIGN_WORKERS=str(workers), KREASSIGN_KERNEL="1" if kernel else "0")
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     seconds = time.perf_counter() - started
@@ -118,6 +119,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--no-tlc", action="store_true", help="kreassign only (no Java needed)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--reference-too", action="store_true",
+                        help="also time kreassign with the kraft kernel off (--no-kernel: the reference tabulates)")
     parser.add_argument("--memory", action="store_true",
                         help="also explore each configuration in process for bytes/state and the table size")
     args = parser.parse_args()
@@ -131,14 +134,18 @@ def main() -> int:
         for workers in args.workers:
             mine = median_run(lambda c=config, w=workers: run_kreassign(c, w), args.rounds)
             tlc = median_run(lambda c=config, w=workers: run_tlc(jar, c, w), args.rounds) if jar else None
-            same = tlc is None or all(mine[k] == tlc[k] for k in ("states", "transitions", "depth"))
+            plain = (median_run(lambda c=config, w=workers: run_kreassign(c, w, kernel=False), args.rounds)
+                     if args.reference_too else None)
+            same = all(other is None or all(mine[k] == other[k] for k in ("states", "transitions", "depth"))
+                       for other in (tlc, plain))
             mismatches += not same
-            entry = {"config": config, "workers": workers, "kreassign": mine, "tlc": tlc,
+            entry = {"config": config, "workers": workers, "kreassign": mine, "tlc": tlc, "no_kernel": plain,
                      "bytes_per_state": per_state, "table_bytes": table, "same_counts": same}
             report.append(entry)
             rows.append([config, workers, f"{mine['states']:,}", f"{mine['transitions']:,}", mine["depth"],
                          f"{tlc['seconds']:.1f}" if tlc else "-", f"{mine['seconds']:.1f}",
                          f"{tlc['seconds'] / mine['seconds']:.2f}x" if tlc else "-",
+                         f"{plain['seconds']:.1f}" if plain else "-",
                          f"{mine['states'] / mine['seconds']:,.0f}", f"{mine['transitions'] / mine['seconds']:,.0f}",
                          f"{per_state:.0f}" if per_state else "-", f"{table / 2**20:.1f}" if table else "-",
                          "yes" if same else "NO"])
@@ -146,7 +153,7 @@ def main() -> int:
         print(json.dumps(report, indent=1))
     else:
         print(tabulate(rows, headers=["config", "workers", "states", "transitions", "depth", "TLC s", "kreassign s",
-                                      "TLC/kreassign", "states/s", "transitions/s", "bytes/state", "table MiB",
+                                      "TLC/kreassign", "--no-kernel s", "states/s", "transitions/s", "bytes/state", "table MiB",
                                       "same counts"]))
     if mismatches:
         print(f"{mismatches} configuration(s) with counts different from TLC's", file=sys.stderr)

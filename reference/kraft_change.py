@@ -64,28 +64,24 @@ def elect(
     state: ClusterState, current_leader: int, replicas: tuple[int, ...], isr: tuple[int, ...], election: str
 ) -> tuple[int, bool]:
     """PartitionChangeBuilder.electLeader: (leader, unclean?). Valid = in the target ISR and active."""
-    in_isr = set(isr)
-
-    def valid(b: int) -> bool:
-        return b in in_isr and state.is_active(b)
-
+    is_active = state.is_active  # (`b in isr and is_active(b)` is "valid", written out: asked for every change)
     if election == PREFERRED:
-        if replicas and valid(replicas[0]):
+        if replicas and replicas[0] in isr and is_active(replicas[0]):
             return replicas[0], False
-        if current_leader != NO_LEADER and valid(current_leader):
+        if current_leader != NO_LEADER and current_leader in isr and is_active(current_leader):
             return current_leader, False
         for b in replicas[1:]:
-            if valid(b):
+            if b in isr and is_active(b):
                 return b, False
         return NO_LEADER, False
-    if current_leader != NO_LEADER and valid(current_leader):
+    if current_leader != NO_LEADER and current_leader in isr and is_active(current_leader):
         return current_leader, False
     for b in replicas:
-        if valid(b):
+        if b in isr and is_active(b):
             return b, False
     if election == UNCLEAN:
         for b in replicas:
-            if state.is_active(b):
+            if is_active(b):
                 return b, True
     return NO_LEADER, False
 
@@ -121,7 +117,7 @@ def build_change(
         record["leader"] = leader
         if unclean:
             record["isr"] = (leader,)
-    if "leader" not in record and not set(part.replicas) <= set(r):
+    if "leader" not in record and r is not part.replicas and not set(part.replicas) <= set(r):
         record["leader"] = part.leader  # an epoch bump without a leader change
     if "isr" not in record and i and i != part.isr:
         record["isr"] = i

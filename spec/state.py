@@ -80,7 +80,7 @@ TopicPartition = tuple[str, int]
 def ordered_minus(a: Iterable[int], b: Iterable[int]) -> tuple[int, ...]:
     """`a − b` of KAFKA-SEMANTICS.md: the elements of a not in b, keeping a's order."""
     bs = set(b)
-    return tuple(x for x in a if x not in bs)
+    return tuple([x for x in a if x not in bs])  # a list first: a generator costs twice as much here
 
 
 def distinct(a: Iterable[int]) -> tuple[int, ...]:

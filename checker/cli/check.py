@@ -67,6 +67,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="processes tabulating the reference on the packed path (default: every core; docs/performance.md)")
     parser.add_argument("--no-fast", action="store_true",
                         help="explore with the object engine instead of the packed path (same graph, slower)")
+    parser.add_argument("--no-kernel", action="store_true",
+                        help="on the packed path, tabulate kraft through the reference model instead of its kernel "
+                             "(same graph, slower; docs/performance.md)")
     parser.add_argument("--subsume", action="store_true",
                         help="with --no-liveness: skip states whose request budgets another state dominates "
                              "(fewer states, same verdicts; docs/performance.md)")
@@ -302,6 +305,8 @@ def _run(args: argparse.Namespace) -> int:
         os.environ["KREASSIGN_WORKERS"] = str(args.workers)
     if args.no_fast:
         os.environ["KREASSIGN_FAST"] = "0"
+    if args.no_kernel:  # read by checker/models/kraft_kernel.py
+        os.environ["KREASSIGN_KERNEL"] = "0"
     if args.subsume:
         os.environ["KREASSIGN_SUBSUME"] = "1"
     if args.compositional:

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states, environment_edge
 from kreassign.checker.explore.packed_bfs import PackedResult, explore_packed
+from kreassign.checker.models.kraft_kernel import KernelMismatch, KraftKernel, same_answers
 from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
 from kreassign.reference import profile as reference_profile
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
@@ -200,6 +201,11 @@ class PackedReassignment:
         self._enabled: dict[tuple[int, int], tuple[ModelState, list[list[Any]]]] = {}
         self.reference_calls = 0
         self.init_state = self.pack(init)
+        # the kraft profiles' steps without the reference's plumbing (checker/models/kraft_kernel.py), where
+        # it was compared with the reference; every CHECK_EVERY-th row it answers is compared again in `install`
+        self.kernel = KraftKernel.build(self)
+        self.kernel_checks = 0
+        self.installed = 0  # rows installed (the kernel's spot checks count them)
 
     @staticmethod
     def _form(prop: Any, sigs: list[Any]) -> tuple:
@@ -298,11 +304,12 @@ class PackedReassignment:
         topic = replace(self.topic_template, partitions=(part,))
         return ModelState(ClusterState(self.envs[env], (topic,)), (ghost,), LOCAL_BUDGET)
 
-    def _actions(self, group: int, local: int, env: int) -> tuple[ModelState, list[tuple[int, Any]]]:
+    def _actions(self, group: int, local: int, env: int, cache: bool = True) -> tuple[ModelState, list[tuple[int, Any]]]:
         """The local state and the (rank in the reference's enumeration, action) of one budget group, each
-        handed out once (`compute` is asked once per group and situation: `_Group.done`)."""
+        handed out once (`compute` is asked once per group and situation: `_Group.done`); `cache=False`:
+        enumerated afresh and not kept (the kernel's spot checks)."""
         key = (local, env)
-        entry = self._enabled.get(key)
+        entry = self._enabled.get(key) if cache else None
         if entry is None:  # the enabled actions of a local situation, split by budget group once
             ms = self._local_state(local, env)
             entry = (ms, [[] for _ in self.groups])
@@ -311,6 +318,8 @@ class PackedReassignment:
                 entry[1][0 if slot is None else slot + 1].append((rank, a))
         by_group = entry[1]
         actions, by_group[group] = by_group[group], []
+        if not cache:
+            return entry[0], actions
         if any(by_group):  # kept until every group's actions are handed out
             self._enabled[key] = entry
         else:
@@ -318,13 +327,20 @@ class PackedReassignment:
         return entry[0], actions
 
     def compute(self, group: int, local: int, env: int) -> tuple[list, tuple | None]:
+        """The answers for one local situation and budget group: the kernel's where it applies, else the
+        reference model's (`reference_compute`)."""
+        if self.kernel is not None:
+            return self.kernel.compute(group, local, env)
+        return self.reference_compute(group, local, env)
+
+    def reference_compute(self, group: int, local: int, env: int, cache: bool = True) -> tuple[list, tuple | None]:
         """The reference's answers for one local situation and budget group, as plain values:
         ([(rank, action, (partition, ghost) after, brokers after, edge bits)], state bits or None);
         an unchanged (partition, ghost) or brokers comes as its id (`local`, `env`), found by identity,
         so that interning does not hash it again. Reads the interned tables, writes nothing but
         `_enabled`, so worker processes can run it."""
         step = self.local_model.step
-        ms, actions = self._actions(group, local, env)
+        ms, actions = self._actions(group, local, env, cache)
         part0, ghost0, brokers0 = ms.cluster.topics[0].partitions[0], ms.ghosts[0], ms.cluster.brokers
         edge_checks, edge_sigs = self.edge_checks, self.edge_sig_bits
         out = []
@@ -361,12 +377,16 @@ class PackedReassignment:
         """Intern what `compute` found and add the row to the group's table."""
         local_edges, global_edges = [], []
         self.reference_calls += len(answers)
+        self.installed += 1
+        if self.kernel is not None and self.installed % self.kernel.check_every == 0:
+            self.check_kernel(group, local, env, (answers, bits))
+        is_global = self.is_global
         # an action, (partition, ghost) or brokers already interned may come as its id (compute, _compact)
         for rank, a, new, brokers, ok in answers:
             code = a if type(a) is int else self._code(a)
             new_local = new if type(new) is int else self._local(*new)
             new_env = brokers if type(brokers) is int else self._env(brokers)
-            if self.is_global[code]:
+            if is_global[code]:
                 global_edges.append((code, new_local, new_env, ok, rank))
             else:
                 if new_env != env:
@@ -376,6 +396,14 @@ class PackedReassignment:
         if bits is not None:
             self.bits[(local, env)] = bits
 
+    def check_kernel(self, group: int, local: int, env: int, answer: tuple[list, tuple | None]) -> None:
+        """Compare the kernel's answer for one situation with the reference's (KernelMismatch if they differ)."""
+        self.kernel_checks += 1
+        if not same_answers(self, answer, self.reference_compute(group, local, env, cache=False)):
+            part, ghost = self.locals[local]
+            raise KernelMismatch(f"the kraft kernel and the reference disagree on {part} with {ghost}, brokers "
+                                 f"{self.envs[env]}, budget group {group}; --no-kernel checks on the reference alone (please report it)")
+
     def tabulate(self, group: int, local: int, env: int) -> None:
         """Step the actions of one budget group enabled in one local situation through the reference."""
         if (local, env) not in self.groups[group].done:
@@ -384,11 +412,14 @@ class PackedReassignment:
 
     def tabulate_many(self, group: int, keys: list[tuple[int, int]]) -> None:
         """Tabulate many local situations, in `workers` forked processes when there are enough."""
-        keys = [k for k in keys if k not in self.groups[group].done]
-        if self.workers <= 1 or len(keys) < PARALLEL_MIN:
+        done = self.groups[group].done
+        keys = [k for k in keys if k not in done]
+        # the kernel answers in this process: a forked worker's copy-on-write and pickled answers cost it
+        # more than it saves (docs/performance.md); workers help the reference's slower answers only
+        if self.workers <= 1 or len(keys) < PARALLEL_MIN or self.kernel is not None:
+            install, compute = self.install, self.compute
             for local, env in keys:
-                if (local, env) not in self.groups[group].done:
-                    self.install(group, local, env, *self.compute(group, local, env))
+                install(group, local, env, *compute(group, local, env))
             self.groups[group].flush()
             return
         # workers - 1 forked processes (they inherit the tables) and this one compute a slice each;
@@ -662,15 +693,24 @@ class _Group:
             for arr in (self.g_new, self.g_env, self.g_ok, self.g_rank):
                 arr.reserve(self.rows)
                 arr.size = self.rows
+        at, cols, news, envs_, oks, ranks = [], [], [], [], [], []
+        column = {code: gi for gi, code in enumerate(self.global_codes)}
         for k, (_, _, _, global_edges) in enumerate(rows):
-            row = first + k
             for code, new_local, new_env, ok, rank in global_edges:
-                if code not in self.global_codes:
+                gi = column.get(code)
+                if gi is None:
+                    gi = column[code] = len(self.global_codes)
                     self.global_codes.append(code)
                     self._widen(len(self.global_codes))
-                gi = self.global_codes.index(code)
-                self.g_new.data[row, gi], self.g_env.data[row, gi] = new_local, new_env
-                self.g_ok.data[row, gi], self.g_rank.data[row, gi] = ok, rank
+                at.append(first + k)
+                cols.append(gi)
+                news.append(new_local)
+                envs_.append(new_env)
+                oks.append(ok)
+                ranks.append(rank)
+        if at:
+            self.g_new.data[at, cols], self.g_env.data[at, cols] = news, envs_
+            self.g_ok.data[at, cols], self.g_rank.data[at, cols] = oks, ranks
 
 
 def fast_path_enabled() -> bool:
