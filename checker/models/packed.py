@@ -40,9 +40,11 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states, environment_edge
+from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states
+from kreassign.checker.explore.liveness import environment_edge
 from kreassign.checker.explore.packed_bfs import PackedResult, explore_packed
 from kreassign.checker.models.kraft_kernel import KernelMismatch, KraftKernel, same_answers
+from kreassign.checker.models.kraft_vector import VECTOR_GROUPS, VectorKernel
 from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
 from kreassign.reference import profile as reference_profile
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
@@ -204,6 +206,8 @@ class PackedReassignment:
         # the kraft profiles' steps without the reference's plumbing (checker/models/kraft_kernel.py), where
         # it was compared with the reference; every CHECK_EVERY-th row it answers is compared again in `install`
         self.kernel = KraftKernel.build(self)
+        # its ISR changes and broker fence / unfence, many situations at once (checker/models/kraft_vector.py)
+        self.vector = VectorKernel.build(self.kernel) if self.kernel is not None else None
         self.kernel_checks = 0
         self.installed = 0  # rows installed (the kernel's spot checks count them)
 
@@ -396,6 +400,26 @@ class PackedReassignment:
         if bits is not None:
             self.bits[(local, env)] = bits
 
+    def _tabulate_vector(self, group: int, keys: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Tabulate the situations the vector kernel answers; return the others."""
+        locs = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
+        envs = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
+        out = self.vector.tabulate(group, locs, envs)
+        answered = np.flatnonzero(out["done"])
+        every = self.kernel.check_every
+        for k in answered.tolist():
+            self.installed += 1
+            if self.installed % every == 0:
+                self.check_kernel(group, int(locs[k]), int(envs[k]), self.vector.rows(group, out, k))
+        self.reference_calls += len(out["sit"])
+        if group == 0:
+            inv, goal, some = out["bits"]
+            for k, l, e, a, b, c in zip(answered.tolist(), locs[answered].tolist(), envs[answered].tolist(),
+                                        inv[answered].tolist(), goal[answered].tolist(), some[answered].tolist()):
+                self.bits[(l, e)] = (a, b, c)
+        self.groups[group].add_batch(locs, envs, answered, out, self)
+        return [keys[k] for k in np.flatnonzero(~out["done"]).tolist()]
+
     def check_kernel(self, group: int, local: int, env: int, answer: tuple[list, tuple | None]) -> None:
         """Compare the kernel's answer for one situation with the reference's (KernelMismatch if they differ)."""
         self.kernel_checks += 1
@@ -414,6 +438,8 @@ class PackedReassignment:
         """Tabulate many local situations, in `workers` forked processes when there are enough."""
         done = self.groups[group].done
         keys = [k for k in keys if k not in done]
+        if self.vector is not None and group in VECTOR_GROUPS and keys:
+            keys = self._tabulate_vector(group, keys)  # what it leaves: the scalar kernel's
         # the kernel answers in this process: a forked worker's copy-on-write and pickled answers cost it
         # more than it saves (docs/performance.md); workers help the reference's slower answers only
         if self.workers <= 1 or len(keys) < PARALLEL_MIN or self.kernel is not None:
@@ -654,6 +680,58 @@ class _Group:
         self.done.add((local, env))
         self._rows.append((local, env, local_edges, global_edges))
         self._locals = len(owner.locals)
+
+    def add_batch(self, locs: np.ndarray, envs: np.ndarray, answered: np.ndarray, out: dict, owner: PackedReassignment) -> None:
+        """Add the rows of the situations `answered` (indexes into locs / envs) from the vector kernel's
+        answers `out` (one entry per edge, `sit` its situation, sorted by situation then rank)."""
+        self.flush()  # rows buffered before keep their numbers
+        n = len(answered)
+        if not n:
+            return
+        first = self.rows
+        self.rows += n
+        row_of = np.full(len(locs), -1, dtype=np.int64)
+        row_of[answered] = np.arange(first, first + n)
+        self.done.update(zip(locs[answered].tolist(), envs[answered].tolist()))
+        self.index.reserve(len(owner.locals))
+        self.index.size = max(self.index.size, len(owner.locals))
+        top = int(envs[answered].max())
+        if top >= self.index.data.shape[1]:
+            wider = np.full((len(self.index.data), 2 * (top + 1)), -1, dtype=np.int32)
+            wider[:, : self.index.data.shape[1]] = self.index.data
+            self.index.data = wider
+        self.index.data[locs[answered], envs[answered]] = np.arange(first, first + n, dtype=np.int32)
+        glob = out["global"]
+        loc_sel = np.flatnonzero(~glob)
+        rows = row_of[out["sit"][loc_sel]] - first
+        counts = np.bincount(rows, minlength=n).astype(np.int64)
+        self.offset.append(self.e_code.size + np.cumsum(counts) - counts)
+        self.count.append(counts)
+        if len(loc_sel):
+            self.e_code.append(out["code"][loc_sel])
+            self.e_new.append(out["new"][loc_sel])
+            self.e_ok.append(out["ok"][loc_sel])
+            self.e_rank.append(out["rank"][loc_sel])
+        if self.global_codes or glob.any():
+            for arr in (self.g_new, self.g_env, self.g_ok, self.g_rank):
+                arr.reserve(self.rows)
+                arr.size = self.rows
+        g_sel = np.flatnonzero(glob)
+        if len(g_sel):
+            codes = out["code"][g_sel]
+            for code in np.unique(codes).tolist():
+                if code not in self.global_codes:
+                    self.global_codes.append(code)
+                    self._widen(len(self.global_codes))
+            column = np.full(int(codes.max()) + 1, -1, dtype=np.int64)
+            for gi, code in enumerate(self.global_codes):
+                if code < len(column):
+                    column[code] = gi
+            at, cols = row_of[out["sit"][g_sel]], column[codes]
+            self.g_new.data[at, cols] = out["new"][g_sel]
+            self.g_env.data[at, cols] = out["env"][g_sel]
+            self.g_ok.data[at, cols] = out["ok"][g_sel]
+            self.g_rank.data[at, cols] = out["rank"][g_sel]
 
     def _widen(self, columns: int) -> None:
         """One column per global action this group has met (a handful: the brokers, a failover)."""

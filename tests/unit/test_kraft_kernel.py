@@ -67,9 +67,16 @@ def _model(profile, mapping):
     return model
 
 
+def _scalar(packed):
+    """The packed model with the scalar kernel answering every situation (the vector kernel off:
+    tests/unit/test_kraft_vector.py compares that one)."""
+    packed.vector = None
+    return packed
+
+
 def _explore_recording(model):
     """Explore on the packed path; every (group, local, env) it computed, in order."""
-    packed = PackedReassignment(model, workers=1)
+    packed = _scalar(PackedReassignment(model, workers=1))
     asked = []
     compute = packed.compute
 
@@ -325,7 +332,7 @@ def test_a_broken_kernel_fails_the_differential_comparison(bug, monkeypatch):
 def test_a_broken_kernel_is_caught_by_the_spot_checks(bug, monkeypatch):
     BROKEN[bug](monkeypatch)
     monkeypatch.setattr(K, "CHECK_EVERY", 1)
-    packed = PackedReassignment(_model(BROKEN_ON["profile"], BROKEN_ON["mapping"]), workers=1)
+    packed = _scalar(PackedReassignment(_model(BROKEN_ON["profile"], BROKEN_ON["mapping"]), workers=1))
     assert packed.kernel.check_every == 1
     with pytest.raises(KernelMismatch):
         explore_packed(packed, liveness=False)
@@ -334,7 +341,7 @@ def test_a_broken_kernel_is_caught_by_the_spot_checks(bug, monkeypatch):
 def test_the_spot_checks_pass_a_correct_kernel(monkeypatch):
     """The contrast to the above: with every row checked, the real kernel runs to the end."""
     monkeypatch.setattr(K, "CHECK_EVERY", 1)
-    packed = PackedReassignment(_model(BROKEN_ON["profile"], BROKEN_ON["mapping"]), workers=1)
+    packed = _scalar(PackedReassignment(_model(BROKEN_ON["profile"], BROKEN_ON["mapping"]), workers=1))
     result = explore_packed(packed, liveness=False)
     assert result.complete
     assert packed.kernel_checks == packed.table_rows > 0

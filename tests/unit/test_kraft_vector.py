@@ -1,0 +1,304 @@
+"""The vector kernel (checker/models/kraft_vector.py) against the reference and the scalar kernel.
+
+`VectorKernel` is a third encoding of the kraft profiles' local step (numpy, many situations per
+call) for the budget groups in `VECTOR_GROUPS`, so it gets its own differential test: every
+situation a packed search tabulated in those groups is asked again of the vector kernel, and each
+answer it gives must say the same (`same_answers`) as the reference's and the scalar kernel's.
+Situations it declines (it cannot encode them, or their ending is not its to answer) must reach the
+scalar kernel, which must agree too. Whole runs must not change with the vector kernel on or off,
+it must stand aside where it cannot encode the brokers, and a vector kernel broken on purpose must
+be caught by the differential comparison and by the spot checks a search runs (`CHECK_EVERY`).
+
+The configurations and helpers are test_kraft_kernel.py's (imported: one list to extend).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from kreassign.checker.explore.packed_bfs import explore_packed
+from kreassign.checker.models import kraft_kernel as K
+from kreassign.checker.models import kraft_vector as V
+from kreassign.checker.models.kraft_kernel import KernelMismatch, same_answers
+from kreassign.checker.models.kraft_vector import VECTOR_GROUPS, VectorKernel
+from kreassign.checker.models.packed import PackedReassignment, packable
+from test_kraft_kernel import CONFIG, CONFIGS, _model, _summary
+
+#: test_kraft_kernel's differential list, and five brokers (three-bit slots, wider masks) with RF 3
+DIFFERENTIAL = {**CONFIG, "kraft-b5-rf3-f2": ("kraft", {"brokers": 5, "rf": 3, "reassigns": 1, "cancels": 1,
+                                                        "failures": 2})}
+assert len(DIFFERENTIAL) == len(CONFIGS) + 1
+
+
+def _explored(profile, mapping, plant=None):
+    """A packed model explored to the end (no liveness); `plant(packed)` runs right after construction."""
+    packed = PackedReassignment(_model(profile, mapping), workers=1)
+    if plant is not None:
+        plant(packed)
+    result = explore_packed(packed, liveness=False)
+    assert result.complete
+    return packed
+
+
+def _ask_vector(packed, group, keys):
+    locs = np.array([k[0] for k in keys], dtype=np.int64)
+    envs = np.array([k[1] for k in keys], dtype=np.int64)
+    return packed.vector.tabulate(group, locs, envs)
+
+
+def _differential(packed, keys_of=None):
+    """Every situation of every vector group asked of the vector kernel, the scalar kernel and the
+    reference. Returns ({group: (situations, answered by the vector kernel)}, mismatches), a mismatch
+    being (who: "vector" / "scalar", group, local, env, its answer, the reference's)."""
+    shares, bad = {}, []
+    for group in VECTOR_GROUPS:
+        keys = sorted(packed.groups[group].done) if keys_of is None else keys_of(group)
+        if not keys:
+            continue
+        out = _ask_vector(packed, group, keys)
+        assert len(out["done"]) == len(keys)
+        shares[group] = (len(keys), int(np.count_nonzero(out["done"])))
+        for k, (local, env) in enumerate(keys):
+            ref = packed.reference_compute(group, local, env, cache=False)
+            scalar = packed.kernel.compute(group, local, env)
+            if not same_answers(packed, scalar, ref):
+                bad.append(("scalar", group, local, env, scalar, ref))
+            if out["done"][k]:
+                mine = packed.vector.rows(group, out, k)
+                if not same_answers(packed, mine, ref):
+                    bad.append(("vector", group, local, env, mine, ref))
+    return shares, bad
+
+
+def _describe(packed, bad):
+    who, group, local, env, mine, ref = bad[0]
+    part, ghost = packed.locals[local]
+    return (f"{len(bad)} mismatches; first: the {who} kernel, group {group}, {part}, {ghost}, brokers "
+            f"{packed.envs[env]}\n{who}:    {mine}\nreference: {ref}")
+
+
+def _vector_allowed(mapping):
+    return mapping.get("brokers", 3) <= V.MAX_BROKERS  # bounds number the brokers 1..n
+
+
+# -- 1. the differential comparison ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(DIFFERENTIAL))
+def test_vector_answers_every_situation_like_the_reference_and_the_kernel(name):
+    profile, mapping = DIFFERENTIAL[name]
+    packed = _explored(profile, mapping)
+    assert packed.kernel is not None, K._unmodelled(packed)
+    assert _vector_allowed(mapping) and isinstance(packed.vector, VectorKernel)
+    shares, bad = _differential(packed)
+    assert not bad, _describe(packed, bad)
+    # every vector group the bounds allow was asked, and the vector kernel answered (not declined) most
+    assert set(shares) == set(VECTOR_GROUPS), shares
+    share = {g: answered / n for g, (n, answered) in shares.items()}
+    assert share[0] > 0.5, f"share answered by the vector kernel: {share}"
+    assert all(s > 0 for s in share.values()), f"a vector group it never answers: {share}"
+
+
+def test_the_vector_comparison_covers_every_kind_of_answer():
+    """The answers compared are not trivial: every action kind of the vector groups, completions (the
+    ghost goes idle on an ISR change), brokers changed, and edge / state bits that fail."""
+    packed = _explored(*DIFFERENTIAL["kraft37-b4-rf2"])
+    kinds, ending, env_moved, edge_bits, inv_bits = set(), False, False, set(), set()
+    for group in VECTOR_GROUPS:
+        keys = sorted(packed.groups[group].done)
+        out = _ask_vector(packed, group, keys)
+        for k in np.flatnonzero(out["done"]).tolist():
+            local, env = keys[k]
+            rows, bits = packed.vector.rows(group, out, k)
+            for _, code, new, env_after, ok in rows:
+                kinds.add(type(packed.codes[code]).__name__)
+                ending |= (packed.locals[local][1].original is not None and packed.locals[new][1] == K.IDLE
+                           and group == 0)
+                env_moved |= env_after != env
+                edge_bits.add(ok)
+            if bits is not None:
+                inv_bits.add(bits[0])
+    want = {0: {"LeaderExpandIsr", "LeaderShrinkIsr", "BrokerRecover"}, 1: {"Reassign"}, 2: {"Cancel"},
+            3: {"BrokerFail"}}
+    assert kinds >= set().union(*(want.get(g, set()) for g in VECTOR_GROUPS))
+    assert ending and env_moved
+    assert len(edge_bits) > 1 and len(inv_bits) > 1  # some property bit is off somewhere
+
+
+def _declined_variants(packed, group):
+    """Situations the vector kernel cannot answer, next to reachable ones: a reassignment in flight whose
+    ghost is cancelled (a cancelled ending is the scalar kernel's), adding / removing listed out of
+    order (not encodable as masks). Paired with the brokers its reachable original was asked with."""
+    keys = set()
+    for local, env in sorted(packed.groups[group].done):
+        part, ghost = packed.locals[local]
+        if ghost.original is None:
+            continue
+        variants = [(part, ghost._replace(requested=None, cancelled=True))]
+        if len(part.adding) > 1:
+            variants.append((replace(part, adding=part.adding[::-1]), ghost))
+        if len(part.removing) > 1:
+            variants.append((replace(part, removing=part.removing[::-1]), ghost))
+        keys.update((packed._local(p, g), env) for p, g in variants)
+    return sorted(keys)
+
+
+def test_declined_situations_go_to_the_scalar_kernel_which_agrees():
+    """Reachable situations are all answered by the vector kernel in the configurations above, so its
+    hand-back is checked on situations made for it: it declines them (done False), the scalar kernel
+    answers them like the reference, and in a table (`tabulate_many`) each reaches exactly one of the two,
+    every row checked against the reference."""
+    packed = _explored(*DIFFERENTIAL["kraft37-b4-rf2"])
+    variants = {g: _declined_variants(packed, g) for g in VECTOR_GROUPS}
+    shares, bad = _differential(packed, lambda g: variants[g])
+    assert not bad, _describe(packed, bad)
+    for group, (n, answered) in shares.items():
+        assert 0 < n - answered, f"group {group}: nothing declined"
+    packed.kernel.check_every = 1  # every row installed from here on is compared with the reference
+    for group in VECTOR_GROUPS:
+        scalar_before, checks_before = packed.kernel.answered, packed.kernel_checks
+        packed.tabulate_many(group, variants[group])
+        assert set(variants[group]) <= packed.groups[group].done
+        n, answered = shares[group]
+        assert packed.kernel.answered - scalar_before == n - answered
+        assert packed.kernel_checks - checks_before == n
+
+
+# -- 2. whole runs, vector kernel on and off --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft-b4-rf3-failover", "kraft37-pre36-rf3-unclean"])
+def test_whole_runs_agree_with_the_vector_kernel_on_and_off(name):
+    profile, mapping = DIFFERENTIAL[name]
+    on = PackedReassignment(_model(profile, mapping), workers=1)
+    assert on.vector is not None
+    tabulate, answered = on.vector.tabulate, []
+
+    def counting(group, locs, envs):
+        out = tabulate(group, locs, envs)
+        answered.append(int(np.count_nonzero(out["done"])))
+        return out
+
+    on.vector.tabulate = counting
+    with_vector = _summary(explore_packed(on, liveness=True))
+    off = PackedReassignment(_model(profile, mapping), workers=1)
+    off.vector = None  # the scalar kernel answers every group
+    without = _summary(explore_packed(off, liveness=True))
+    assert with_vector == without
+    assert sum(answered) > 0 and on.kernel.answered < off.kernel.answered  # the vector kernel did answer
+    assert with_vector["violations"]  # the verdicts compared are not all empty
+
+
+# -- 3. where the vector kernel stands aside --------------------------------------------------------
+
+
+def test_vector_kernel_needs_at_most_six_brokers_and_the_scalar_kernel(monkeypatch):
+    six = PackedReassignment(_model("kraft", {"brokers": 6, "rf": 2, "failures": 1}), workers=1)
+    assert isinstance(six.vector, VectorKernel)  # the contrast, so the cases below can fail
+    seven = _model("kraft", {"brokers": 7, "rf": 2, "failures": 1})
+    assert packable(seven)
+    packed = PackedReassignment(seven, workers=1)
+    assert packed.kernel is not None and packed.vector is None
+    monkeypatch.setenv("KREASSIGN_KERNEL", "0")
+    packed = PackedReassignment(_model("kraft", {"brokers": 3, "rf": 2, "failures": 1}), workers=1)
+    assert packed.kernel is None and packed.vector is None
+
+
+def test_vector_kernel_stands_aside_without_a_state_predicate(monkeypatch):
+    """A state predicate it has no vector form of (one taken out of VSTATE): no vector kernel, the scalar
+    kernel still there."""
+    monkeypatch.delitem(V.VSTATE, K._leader_in_isr)
+    packed = PackedReassignment(_model("kraft", {"failures": 1}), workers=1)
+    assert packed.kernel is not None and packed.vector is None
+
+
+# -- 4. a broken vector kernel is caught ------------------------------------------------------------
+
+
+def _minus_sorted(slots, drop):
+    # ordered_minus as a set: the kept ids sorted, not in their order (kraft keeps ISR / replica order)
+    keep = (slots > 0) & (((drop[:, None] >> slots) & 1) == 0)
+    ids = np.sort(np.where(keep, slots, V.MAX_BROKERS + 1), axis=1)
+    return np.where(ids > V.MAX_BROKERS, 0, ids)
+
+
+def _rf_bound_strict(c):
+    # replication_factor_bounded with < for <=: wrong whenever the replicas are exactly original ∪ target
+    return ~(c.has_orig & c.has_req & c.moving) | (c.rlen < V.POP[c.orig_m | c.req_m])
+
+
+def _flip(attr):
+    def plant(packed):
+        setattr(packed.vector, attr, not getattr(packed.vector, attr))
+    return plant
+
+
+def _ranks_reversed(packed):
+    # the Reassigns' ranks in reverse: each target's row at another target's position
+    packed.vector.target_ranks = packed.vector.target_ranks[::-1].copy()
+
+
+#: bug -> (the budget group it breaks, a patch before construction (monkeypatch), a patch of the constructed
+#: packed model); each changes answers in BROKEN_ON (a bug that changed nothing would fail the tests below)
+BROKEN = {
+    "minus-unordered": (0, lambda mp: mp.setattr(V, "_minus", _minus_sorted), None),
+    "completion-rule-flipped": (0, None, _flip("all_targets")),
+    "election-flipped": (0, None, _flip("unclean")),
+    # on an ISR change that completes a reassignment: completion_reaches_target always holding
+    "ending-predicate": (0, lambda mp: mp.setitem(V.VENDING, K._completion_reaches_target, V._e_true), None),
+    "state-property": (0, lambda mp: mp.setitem(V.VSTATE, K._replication_factor_bounded, _rf_bound_strict), None),
+    "reassign-ranks": (1, None, _ranks_reversed),
+    # cancel_restores_original_order compared as sets: blind to the merged order kraft leaves
+    "cancel-order-as-set": (2, lambda mp: mp.setitem(V.VCANCEL, K._cancel_restores_original_order,
+                                                     V._c_cancel_restores_original_replicas), None),
+}
+BROKEN_ON = DIFFERENTIAL["kraft37-b4-rf2"]  # kraft-3.7: its completions can miss the target (the ending bug)
+
+
+def _plant(bug, monkeypatch):
+    group, before, after = BROKEN[bug]
+    if group not in VECTOR_GROUPS:
+        pytest.skip(f"budget group {group} is not the vector kernel's")
+    if before is not None:
+        before(monkeypatch)
+    return after
+
+
+@pytest.mark.parametrize("bug", list(BROKEN))
+def test_a_broken_vector_kernel_fails_the_differential_comparison(bug, monkeypatch):
+    after = _plant(bug, monkeypatch)
+
+    def plant(packed):
+        if after is not None:
+            after(packed)
+        packed.kernel.check_every = 1 << 62  # no spot checks: the differential comparison must find it
+
+    packed = _explored(*BROKEN_ON, plant=plant)
+    _, bad = _differential(packed)
+    assert bad and {who for who, *_ in bad} == {"vector"}
+
+
+@pytest.mark.parametrize("bug", list(BROKEN))
+def test_a_broken_vector_kernel_is_caught_by_the_spot_checks(bug, monkeypatch):
+    after = _plant(bug, monkeypatch)
+    monkeypatch.setattr(K, "CHECK_EVERY", 1)
+    packed = PackedReassignment(_model(*BROKEN_ON), workers=1)
+    if after is not None:
+        after(packed)
+    assert packed.vector is not None and packed.kernel.check_every == 1
+    with pytest.raises(KernelMismatch):
+        explore_packed(packed, liveness=False)
+
+
+def test_the_spot_checks_pass_a_correct_vector_kernel(monkeypatch):
+    """The contrast to the above: with every row checked, the real vector kernel runs to the end."""
+    monkeypatch.setattr(K, "CHECK_EVERY", 1)
+    packed = PackedReassignment(_model(*BROKEN_ON), workers=1)
+    assert packed.vector is not None
+    result = explore_packed(packed, liveness=False)
+    assert result.complete
+    assert packed.kernel_checks == packed.table_rows > 0
+    # rows of the vector groups came from the vector kernel (the scalar kernel answered the rest)
+    assert packed.kernel.answered < packed.table_rows
