@@ -297,13 +297,20 @@ def find_violations(model: Model, *, keep_graph: bool, progress=None, stop_on: s
 
 def _memory(result: Any) -> dict[str, Any] | None:
     """What the packed path (and each compositional projection) held: bytes per stored state (visited
-    set, parents, actions, goal bits), the liveness edges and the tabulated table."""
+    set, parents, actions, goal bits), the liveness edges and the tabulated table; and how many answers
+    each of the reference, the scalar and the vector kraft kernel gave."""
     runs = [p.result for p in getattr(result, "projections", ())] or [result]
     if not all(hasattr(r, "bytes_per_state") and hasattr(r, "packed") for r in runs):
         return None
+    answers: dict[str, int] = {}
+    for r in runs:
+        for who, n in r.packed.answers.items():
+            answers[who] = answers.get(who, 0) + n
     return {"bytes_per_state": max(r.bytes_per_state for r in runs),
             "edge_bytes": sum(r.edge_bytes for r in runs),
-            "table_bytes": sum(r.packed.table_bytes() for r in runs)}
+            "table_bytes": sum(r.packed.table_bytes() for r in runs),
+            # who tabulated the successors (the kraft kernels' rows spot-checked against the reference)
+            "answers": answers, "spot_checks": sum(r.packed.kernel_checks for r in runs)}
 
 
 def expected_at(finding: Finding, bounds: Any, profile: str) -> bool:

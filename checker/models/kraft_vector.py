@@ -54,17 +54,22 @@ def _bit(masks: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return (ids > 0) & ((masks >> np.maximum(ids, 0)) & 1).astype(bool)
 
 
+def _keep(slots: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The slots of each row where `keep`, moved to the front in order (zeros after them)."""
+    out = np.zeros_like(slots)
+    rows, cols = np.nonzero(keep)
+    out[rows, (np.cumsum(keep, axis=1) - 1)[rows, cols]] = slots[rows, cols]
+    return out
+
+
 def _minus(slots: np.ndarray, drop: np.ndarray) -> np.ndarray:
     """ordered_minus on each row: the slots not in the row's `drop` mask, in order."""
-    keep = (slots > 0) & (((drop[:, None] >> slots) & 1) == 0)
-    order = np.argsort(~keep, axis=1, kind="stable")
-    return np.take_along_axis(np.where(keep, slots, 0), order, axis=1)
+    return _keep(slots, (slots > 0) & (((drop[:, None] >> slots) & 1) == 0))
 
 
 def _compact(slots: np.ndarray) -> np.ndarray:
     """The non-zero slots of each row first, in order."""
-    order = np.argsort(slots <= 0, axis=1, kind="stable")
-    return np.take_along_axis(slots, order, axis=1)
+    return _keep(slots, slots > 0)
 
 
 def _first(slots: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -197,33 +202,9 @@ class VectorKernel:
                 rows.append((r or [0] * self.S, i or [0] * self.S, part.leader,
                              sum(1 << b for b in part.adding) if ok else 0,
                              sum(1 << b for b in part.removing) if ok else 0, gid, ok))
-            R, I, L, AR, RR, G, ok = zip(*rows)
-            self.R = np.concatenate([self.R, np.array(R, dtype=np.int64)])
-            self.I = np.concatenate([self.I, np.array(I, dtype=np.int64)])
-            self.L = np.concatenate([self.L, np.array(L, dtype=np.int64)])
-            self.AR = np.concatenate([self.AR, np.array(AR, dtype=np.int64)])
-            self.RR = np.concatenate([self.RR, np.array(RR, dtype=np.int64)])
-            self.G = np.concatenate([self.G, np.array(G, dtype=np.int64)])
-            self.encodable = np.concatenate([self.encodable, np.array(ok, dtype=bool)])
-            gs = self.ghosts
-            self.g_orig = np.array([g.original is not None for g in gs], dtype=bool)
-            self.g_cancelled = np.array([bool(g.cancelled) for g in gs], dtype=bool)
-            self.g_req = np.array([g.requested is not None for g in gs], dtype=bool)
-            self.g_req_m = np.array([sum(1 << b for b in g.requested or ()) for g in gs], dtype=np.int64)
-            self.g_req_len = np.array([len(g.requested or ()) for g in gs], dtype=np.int64)
-            self.g_orig_len = np.array([len(g.original or ()) for g in gs], dtype=np.int64)
-            self.g_orig_m = np.array([sum(1 << b for b in g.original or ()) for g in gs], dtype=np.int64)
-            slots = [self._slots(g.original or ()) for g in gs]
-            self.g_orig_ok = np.array([x is not None for x in slots], dtype=bool)
-            self.g_orig_slots = np.array([x or [0] * self.S for x in slots], dtype=np.int64).reshape(len(gs), self.S)
-            new = np.arange(n0, n)
-            good = new[self.encodable[new]]
-            codes = self._code(self.R[good], self.I[good], self.L[good], self.AR[good], self.RR[good], self.G[good])
-            allc = np.concatenate([self.codes_sorted, codes])
-            alli = np.concatenate([self.ids_sorted, good])
-            order = np.argsort(allc, kind="stable")
-            self.codes_sorted, self.ids_sorted = allc[order], alli[order]
-            self.synced = n
+            R, I, L, AR, RR, G, ok = (np.array(x, dtype=np.int64) for x in zip(*rows))
+            self._append(R.reshape(-1, self.S), I.reshape(-1, self.S), L, AR, RR, G, ok.astype(bool))
+        self._sync_ghosts()
         m0, m = self.envs_synced, len(packed.envs)
         if m > m0:
             act, reg, pos = [], [], []
@@ -240,6 +221,39 @@ class VectorKernel:
             after = np.full((m - m0, 2, self.B + 1), -1, dtype=np.int64)
             self.env_after = np.concatenate([self.env_after, after])
             self.envs_synced = m
+
+    def _append(self, R, I, L, AR, RR, G, ok) -> None:
+        """Add the encodings of the next locals (ids `synced`, `synced + 1`, ...) and their codes."""
+        self.R = np.concatenate([self.R, R])
+        self.I = np.concatenate([self.I, I])
+        self.L = np.concatenate([self.L, L])
+        self.AR = np.concatenate([self.AR, AR])
+        self.RR = np.concatenate([self.RR, RR])
+        self.G = np.concatenate([self.G, G])
+        self.encodable = np.concatenate([self.encodable, ok])
+        ids = np.arange(self.synced, self.synced + len(L))[ok]
+        codes = self._code(R[ok], I[ok], L[ok], AR[ok], RR[ok], G[ok])
+        allc = np.concatenate([self.codes_sorted, codes])
+        alli = np.concatenate([self.ids_sorted, ids])
+        order = np.argsort(allc, kind="stable")
+        self.codes_sorted, self.ids_sorted = allc[order], alli[order]
+        self.synced += len(L)
+
+    def _sync_ghosts(self) -> None:
+        """The ghost tables, when ghosts were met since the last time."""
+        gs = self.ghosts
+        if len(gs) == len(self.g_orig):
+            return
+        self.g_orig = np.array([g.original is not None for g in gs], dtype=bool)
+        self.g_cancelled = np.array([bool(g.cancelled) for g in gs], dtype=bool)
+        self.g_req = np.array([g.requested is not None for g in gs], dtype=bool)
+        self.g_req_m = np.array([sum(1 << b for b in g.requested or ()) for g in gs], dtype=np.int64)
+        self.g_req_len = np.array([len(g.requested or ()) for g in gs], dtype=np.int64)
+        self.g_orig_len = np.array([len(g.original or ()) for g in gs], dtype=np.int64)
+        self.g_orig_m = np.array([sum(1 << b for b in g.original or ()) for g in gs], dtype=np.int64)
+        slots = [self._slots(g.original or ()) for g in gs]
+        self.g_orig_ok = np.array([x is not None for x in slots], dtype=bool)
+        self.g_orig_slots = np.array([x or [0] * self.S for x in slots], dtype=np.int64).reshape(len(gs), self.S)
 
     def _env_after(self, env: int, b: int, active: bool) -> int:
         """The env id of `env` with broker b fenced (active=False) / unfenced, interned on first use."""
@@ -552,11 +566,17 @@ class VectorKernel:
             first = np.zeros(len(uniq), dtype=np.int64)
             first[inverse[::-1]] = np.arange(len(codes))[::-1]  # an answer of each unique code
             bs = range(1, self.B + 1)
+            start = len(self.packed.locals)
             for u in missing.tolist():
                 j = first[u]
                 part = Partition(tuple(int(b) for b in qR[j] if b), tuple(int(b) for b in qI[j] if b), int(qL[j]),
                                  tuple(b for b in bs if qAR[j] >> b & 1), tuple(b for b in bs if qRR[j] >> b & 1))
                 ids[u] = self.packed._local(part, self.ghosts[int(gid[j])])
+            rows = first[missing]
+            if self.synced == start and (ids[missing] == np.arange(start, start + len(missing))).all():
+                # all new, in order: their encodings are the rows they were made from
+                self._append(qR[rows], qI[rows], qL[rows], qAR[rows], qRR[rows], gid[rows],
+                             np.ones(len(rows), dtype=bool))
             self.sync()
         return ids[inverse]
 

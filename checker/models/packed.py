@@ -210,6 +210,7 @@ class PackedReassignment:
         self.vector = VectorKernel.build(self.kernel) if self.kernel is not None else None
         self.kernel_checks = 0
         self.installed = 0  # rows installed (the kernel's spot checks count them)
+        self.answers = {"reference": 0, "kernel": 0, "vector": 0}  # answers tabulated, by who gave them
 
     @staticmethod
     def _form(prop: Any, sigs: list[Any]) -> tuple:
@@ -381,6 +382,7 @@ class PackedReassignment:
         """Intern what `compute` found and add the row to the group's table."""
         local_edges, global_edges = [], []
         self.reference_calls += len(answers)
+        self.answers["reference" if self.kernel is None else "kernel"] += len(answers)
         self.installed += 1
         if self.kernel is not None and self.installed % self.kernel.check_every == 0:
             self.check_kernel(group, local, env, (answers, bits))
@@ -412,6 +414,7 @@ class PackedReassignment:
             if self.installed % every == 0:
                 self.check_kernel(group, int(locs[k]), int(envs[k]), self.vector.rows(group, out, k))
         self.reference_calls += len(out["sit"])
+        self.answers["vector"] += len(out["sit"])
         if group == 0:
             inv, goal, some = out["bits"]
             for k, l, e, a, b, c in zip(answered.tolist(), locs[answered].tolist(), envs[answered].tolist(),

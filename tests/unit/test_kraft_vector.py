@@ -302,3 +302,28 @@ def test_the_spot_checks_pass_a_correct_vector_kernel(monkeypatch):
     assert packed.kernel_checks == packed.table_rows > 0
     # rows of the vector groups came from the vector kernel (the scalar kernel answered the rest)
     assert packed.kernel.answered < packed.table_rows
+
+
+# -- 5. what the user sees: who answered, in check --json ----------------------------------------------
+
+
+def test_check_json_says_who_tabulated(capsys, monkeypatch, tmp_path):
+    """`check --json` reports the answers by who gave them and the spot checks: the kernels for kraft,
+    the reference alone with --no-kernel (same counts)."""
+    import json
+
+    from test_exit_codes import run
+
+    monkeypatch.setenv("KREASSIGN_KERNEL", "1")  # restored after the test (--no-kernel sets it in this process)
+    argv = ["check", "--profile", "kraft", "--brokers", "4", "--rf", "2", "--reassigns", "2", "--cancels", "1",
+            "--failures", "1", "--no-liveness", "--json", "--out", str(tmp_path)]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    fast = json.loads(out)["results"][0]
+    code, out, _ = run([*argv, "--no-kernel"], capsys)
+    assert code == 0
+    slow = json.loads(out)["results"][0]
+    assert fast["memory"]["answers"]["vector"] > 0 and fast["memory"]["answers"]["reference"] == 0
+    assert slow["memory"]["answers"] == {"reference": sum(fast["memory"]["answers"].values()), "kernel": 0, "vector": 0}
+    assert slow["memory"]["spot_checks"] == 0 < fast["memory"]["spot_checks"]
+    assert (slow["states"], slow["transitions"], slow["depth"]) == (fast["states"], fast["transitions"], fast["depth"])
