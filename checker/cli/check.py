@@ -64,7 +64,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="explore even when the estimated state space of the bounds is absurd")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="processes tabulating the reference on the packed path (default: every core; docs/performance.md)")
+                        help="processes tabulating the reference on the packed path (default: every core; the kraft "
+                             "kernels answer in one process; docs/performance.md)")
     parser.add_argument("--no-fast", action="store_true",
                         help="explore with the object engine instead of the packed path (same graph, slower)")
     parser.add_argument("--no-kernel", action="store_true",
