@@ -206,7 +206,7 @@ class PackedReassignment:
         # the kraft profiles' steps without the reference's plumbing (checker/models/kraft_kernel.py), where
         # it was compared with the reference; every CHECK_EVERY-th row it answers is compared again in `install`
         self.kernel = KraftKernel.build(self)
-        # its ISR changes and broker fence / unfence, many situations at once (checker/models/kraft_vector.py)
+        # its answers of budget groups 0-3 (all but a failover), many situations at once (checker/models/kraft_vector.py)
         self.vector = VectorKernel.build(self.kernel) if self.kernel is not None else None
         self.kernel_checks = 0
         self.installed = 0  # rows installed (the kernel's spot checks count them)
@@ -417,8 +417,8 @@ class PackedReassignment:
         self.answers["vector"] += len(out["sit"])
         if group == 0:
             inv, goal, some = out["bits"]
-            for k, l, e, a, b, c in zip(answered.tolist(), locs[answered].tolist(), envs[answered].tolist(),
-                                        inv[answered].tolist(), goal[answered].tolist(), some[answered].tolist()):
+            for l, e, a, b, c in zip(locs[answered].tolist(), envs[answered].tolist(), inv[answered].tolist(),
+                                     goal[answered].tolist(), some[answered].tolist()):
                 self.bits[(l, e)] = (a, b, c)
         self.groups[group].add_batch(locs, envs, answered, out, self)
         return [keys[k] for k in np.flatnonzero(~out["done"]).tolist()]
@@ -696,13 +696,7 @@ class _Group:
         row_of = np.full(len(locs), -1, dtype=np.int64)
         row_of[answered] = np.arange(first, first + n)
         self.done.update(zip(locs[answered].tolist(), envs[answered].tolist()))
-        self.index.reserve(len(owner.locals))
-        self.index.size = max(self.index.size, len(owner.locals))
-        top = int(envs[answered].max())
-        if top >= self.index.data.shape[1]:
-            wider = np.full((len(self.index.data), 2 * (top + 1)), -1, dtype=np.int32)
-            wider[:, : self.index.data.shape[1]] = self.index.data
-            self.index.data = wider
+        self._grow_index(len(owner.locals), int(envs[answered].max()))
         self.index.data[locs[answered], envs[answered]] = np.arange(first, first + n, dtype=np.int32)
         glob = out["global"]
         loc_sel = np.flatnonzero(~glob)
@@ -736,6 +730,15 @@ class _Group:
             self.g_ok.data[at, cols] = out["ok"][g_sel]
             self.g_rank.data[at, cols] = out["rank"][g_sel]
 
+    def _grow_index(self, locals_: int, top_env: int) -> None:
+        """Room in the [local, env] index for `locals_` local ids and brokers ids up to `top_env`."""
+        self.index.reserve(locals_)
+        self.index.size = max(self.index.size, locals_)
+        if top_env >= self.index.data.shape[1]:  # columns: broker configurations seen so far
+            wider = np.full((len(self.index.data), 2 * (top_env + 1)), -1, dtype=np.int32)
+            wider[:, : self.index.data.shape[1]] = self.index.data
+            self.index.data = wider
+
     def _widen(self, columns: int) -> None:
         """One column per global action this group has met (a handful: the brokers, a failover)."""
         for arr in (self.g_new, self.g_env, self.g_ok, self.g_rank):
@@ -750,13 +753,7 @@ class _Group:
         rows, self._rows = self._rows, []
         first = self.rows
         self.rows += len(rows)
-        self.index.reserve(self._locals)
-        self.index.size = max(self.index.size, self._locals)
-        top = max(env for _, env, _, _ in rows)
-        if top >= self.index.data.shape[1]:  # columns: broker configurations seen so far
-            wider = np.full((len(self.index.data), 2 * (top + 1)), -1, dtype=np.int32)
-            wider[:, : self.index.data.shape[1]] = self.index.data
-            self.index.data = wider
+        self._grow_index(self._locals, max(env for _, env, _, _ in rows))
         locs = np.array([r[0] for r in rows], dtype=np.int64)
         envs = np.array([r[1] for r in rows], dtype=np.int64)
         self.index.data[locs, envs] = np.arange(first, self.rows, dtype=np.int32)

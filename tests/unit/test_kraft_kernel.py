@@ -345,3 +345,27 @@ def test_the_spot_checks_pass_a_correct_kernel(monkeypatch):
     result = explore_packed(packed, liveness=False)
     assert result.complete
     assert packed.kernel_checks == packed.table_rows > 0
+
+
+def test_a_kernel_mismatch_is_exit_3_in_one_line(capsys, monkeypatch, tmp_path):
+    """Through `kreassign check`: a kernel that disagrees with the reference stops the run with the
+    documented infrastructure code (3) and one line naming the situation, no traceback; --no-kernel
+    runs the same bounds on the reference alone and passes."""
+    from test_exit_codes import run
+
+    monkeypatch.setenv("KREASSIGN_KERNEL", "1")  # restored after the test (--no-kernel sets it in this process)
+    _shrink_as_expand(monkeypatch)
+    monkeypatch.setattr(K, "CHECK_EVERY", 1)
+    from kreassign.checker.models.kraft_vector import VectorKernel
+
+    monkeypatch.setattr(VectorKernel, "build", classmethod(lambda cls, kernel: None))  # the scalar kernel answers
+    m = BROKEN_ON["mapping"]
+    argv = ["check", "--profile", "kraft", "--brokers", str(m["brokers"]), "--rf", str(m["rf"]), "--reassigns",
+            str(m["reassigns"]), "--cancels", str(m["cancels"]), "--failures", str(m["failures"]),
+            "--out", str(tmp_path)]
+    code, _, err = run(argv, capsys)
+    assert code == 3
+    lines = [line for line in err.splitlines() if "kraft kernel" in line]
+    assert len(lines) == 1 and "--no-kernel" in lines[0]
+    code, _, err = run([*argv, "--no-kernel"], capsys)
+    assert code == 0, err
