@@ -77,8 +77,10 @@ def run_tlc(jar: Path, config: str, workers: int) -> dict:
 
 
 def run_kreassign(config: str, workers: int, kernel: bool = True) -> dict:
-    cmd = [sys.executable, "-m", "kreassign.cli", "check", "--profile", "kraft", "--targets", "all",
-           *CONFIGS[config].split(), "--no-liveness", "--no-minimize", "--json", "--out", tempfile.mkdtemp()]
+    # Kafka 3.9's rules, ELR off: what the TLA+ twin (../shared/anchor-kraft) encodes
+    cmd = [sys.executable, "-m", "kreassign.cli", "check", "--profile", "kraft", "--kafka-version", "3.9.2",
+           "--targets", "all", *CONFIGS[config].split(), "--no-liveness", "--no-minimize", "--json",
+           "--out", tempfile.mkdtemp()]
     env = dict(os.environ, KREASSIGN_WORKERS=str(workers), KREASSIGN_KERNEL="1" if kernel else "0")
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -99,7 +101,7 @@ def packed_memory(config: str) -> tuple[float, int]:
     from kreassign.checker.models.packed import PackedReassignment
 
     flags = CONFIGS[config].split()
-    bounds = bounds_from_mapping({k[2:]: int(v) for k, v in zip(flags[::2], flags[1::2])})
+    bounds = bounds_from_mapping({**{k[2:]: int(v) for k, v in zip(flags[::2], flags[1::2])}, "kafka_version": "3.9.2"})
     packed = PackedReassignment(reassignment_factory("kraft", bounds), workers=1)
     result = explore_packed(packed, liveness=False)
     return result.bytes_per_state, packed.table_bytes()

@@ -22,6 +22,8 @@ from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
 from kreassign.spec.findings import FINDINGS, Finding, trace_file
 from kreassign.spec.properties import EVENTUALLY
+from kreassign.spec import kafka_releases
+from kreassign.checker.oracle.kafka.releases import version_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -39,7 +41,11 @@ def model_at(profile: str, finding: Finding):
     """The model a finding is curated at: its `at` bounds (the quota profiles: a named configuration)."""
     if "config" in finding.at:
         return "quota", QuotaModel(replace(QUOTA_CONFIGS[finding.at["config"]], profile=profile))
-    return "reassignment", ReassignmentModel(profile, Bounds(**finding.at))
+    bounds = Bounds(**finding.at)
+    if profile == "kraft" and finding.releases is not None:  # the newest release that has it
+        bounds = replace(bounds, kafka_version=max((r.version for r in kafka_releases.RELEASES
+                                                    if r.minor in finding.releases), key=version_key))
+    return "reassignment", ReassignmentModel(profile, bounds)
 
 
 def curate(profile: str, finding: Finding) -> tuple[str, int]:

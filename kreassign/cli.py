@@ -37,7 +37,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("check a reassignment plan (Kafka's JSON) partition by partition: phases, risks, rollback",
              "kreassign.checker.cli.plan:register"),
     "report": ("write counterexample traces as one self-contained HTML report", "kreassign.checker.cli.report:register"),
-    "doctor": ("show which java, javac and Kafka (classpath, version) --impl kafka runs with", "kreassign.checker.cli.doctor:register"),
+    "doctor": ("show which java, javac, Maven and Kafka releases --impl kafka runs with", "kreassign.checker.cli.doctor:register"),
+    "kafka": ("resolve Kafka's released controller jars with Maven into the cache (fetch, list)",
+              "kreassign.checker.cli.kafka:register"),
 }
 
 

@@ -58,8 +58,9 @@ class Capabilities:
                 # the controller keeps per-partition state CreatePartitions does not update yet
                 raise ActionNotSupported(f"profile {profile.name}: CreatePartitions is not modelled for a "
                                          "controller with per-partition state")
-            return create_partitions(state, action.topic, action.count, self.rf_rule,
-                                     kraft=isinstance(profile, KraftProfile))
+            kraft = isinstance(profile, KraftProfile)
+            return create_partitions(state, action.topic, action.count, self.rf_rule, kraft=kraft,
+                                     cordon_wording=kraft and profile.placer_names_cordoned_dirs)
         if isinstance(action, A.BrokerReplay):
             return self.replicas.replay(state, action.broker)
         if isinstance(action, A.AutoLeaderBalance):

@@ -15,18 +15,22 @@ from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus, replace
 
+from kreassign.spec import kafka_releases
+
 from . import replication
 from .api import Profile
 from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning
 from .kraft_change import (
     CompletionRule,
     Record,
+    ElrRules,
+    adding_in_isr_all_targets_if_shrinking,
     adding_replicas_in_isr,
     all_target_replicas_in_isr,
     apply_record,
     build_change,
 )
-from .values import ActionSpace, Plan, Step
+from .values import ActionSpace, InvalidAction, Plan, Step
 
 
 class ReassignmentError(Exception):
@@ -51,7 +55,14 @@ ELECTION_MESSAGES = {
     M.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
 }
 
-DEFAULT_METADATA_VERSION = "3.9-IV0"  # LATEST_PRODUCTION in Kafka 3.9
+#: the release the kraft profile follows by default, and its default metadata.version (LATEST_PRODUCTION)
+DEFAULT_KAFKA_VERSION = kafka_releases.NEWEST
+DEFAULT_METADATA_VERSION = kafka_releases.release(DEFAULT_KAFKA_VERSION).latest_production
+
+#: what Kafka's client answers for AllowReplicationFactorChange=false against a release before 4.1
+NO_ALLOW_RF_CHANGE_OPTION = ("The broker does not support the AllowReplicationFactorChange option for the "
+                             "AlterPartitionReassignments API. Consider re-sending the request without the option "
+                             "or updating the server version")
 
 #: the controller's own actions a kraft model may switch on (`--kraft-actions`), by flag name
 CONTROLLER_ACTIONS = ("controlled-shutdown", "restart", "balance-leaders", "elect-unclean")
@@ -81,14 +92,50 @@ def kraft_plan(current: tuple[int, ...], target: tuple[int, ...]) -> Plan:
 class KraftProfile(Profile):
     name = "kraft"
     description = "KRaft controller, Kafka >= 3.8"
-    #: when a reassignment completes (the strategy kraft-3.7 replaces)
+    #: when a reassignment completes (the strategy kraft-3.7 replaces; 4.3 changed it: KAFKA-19975)
     completion_rule: CompletionRule = staticmethod(all_target_replicas_in_isr)
 
-    def __init__(self, metadata_version: str = DEFAULT_METADATA_VERSION, controller_actions: tuple[str, ...] = (),
-                 zk_migration: bool = False):
-        #: the cluster's metadata.version (Kafka's MetadataVersion): the rules that depend on it are
-        #: checked in lockstep against Kafka at each version (docs/kafka.md)
+    def __init__(self, metadata_version: str | None = None, controller_actions: tuple[str, ...] = (),
+                 zk_migration: bool = False, kafka_version: str = DEFAULT_KAFKA_VERSION, elr: bool | None = None):
+        #: the Kafka release whose controller this profile follows (spec/kafka_releases.py); the rules
+        #: that differ between releases are checked in lockstep against each release (docs/kafka.md)
+        self.release = kafka_releases.release(kafka_version)  # ValueError: not a supported release
+        self.kafka_version = kafka_version
+        #: the cluster's metadata.version (Kafka's MetadataVersion), by default the release's latest production
+        #: level: the rules that depend on it are checked in lockstep against Kafka at each version
+        metadata_version = metadata_version or self.release.latest_production
+        if metadata_version not in self.release.metadata_versions:
+            raise ValueError(f"metadata.version {metadata_version} is not accepted by Kafka {kafka_version} "
+                             f"({self.release.metadata_versions[0]} .. {self.release.metadata_versions[-1]})")
+        if zk_migration and not kafka_releases.before(self.release.latest_production, "4.0-IV0"):
+            # KIP-833: 4.0 removed ZooKeeper, and with it the migration mode
+            raise ValueError(f"ZooKeeper-migration mode: Kafka {kafka_version} has no ZooKeeper migration (removed in 4.0)")
         self.metadata_version = metadata_version
+        since = self.release.since
+        if since("4.3") and type(self).completion_rule is all_target_replicas_in_isr:  # (kraft-3.7 keeps its own)
+            # KAFKA-19975 (4.3.0): adding replicas in the ISR; all targets only when the RF shrinks
+            self.completion_rule = adding_in_isr_all_targets_if_shrinking
+        #: a re-registration (restart) is handled as a fencing of the broker (4.0.0, KAFKA-18106:
+        #: ReplicationControlManager.handleBrokerShutdown with ELR off); before, nothing changed (3.9)
+        self.restart_fences_replicas = since("4.0")
+        #: StripedReplicaPlacer's messages name cordoned log directories (4.3.0, KIP-1066 / KAFKA-19774)
+        self.placer_names_cordoned_dirs = since("4.3")
+        #: AlterPartition's request versions (4.0 removed v0 and v1, KAFKA-18601 / apache/kafka#18845)
+        self.alter_partition_versions = (2, 3) if since("4.0") else (0, 3)
+        #: AlterPartitionReassignments v1's AllowReplicationFactorChange (4.1.0, KIP-860 / KAFKA-14121)
+        self.reassign_can_keep_replication_factor = since("4.1")
+        #: eligible leader replicas (KIP-966): the feature eligible.leader.replicas.version, by default what the
+        #: release formats a new cluster with at this metadata.version (level 1 from 4.1-IV0 on); level 1 needs
+        #: 4.0-IV1, which 3.9 ships as an unstable level only (spec/kafka_releases.py)
+        if elr is None:
+            elr = kafka_releases.elr_default(kafka_version, metadata_version)
+        if elr and not kafka_releases.elr_possible(kafka_version, metadata_version):
+            raise ValueError(f"ELR: eligible.leader.replicas.version 1 needs Kafka 4.0 or newer at metadata.version "
+                             f"4.0-IV1 or newer (here Kafka {kafka_version} at {metadata_version})")
+        self.elr = elr
+        #: the ELR rules of this release's PartitionChangeBuilder (kraft_change.ElrRules, without the min ISR)
+        self.elr_last_known_leader_rule = "4.1.1" if since("4.1") else "4.0"  # MINOR apache/kafka#20629
+        self.elr_last_known_leader_must_be_acceptable = since("4.1")  # KAFKA-19522
         #: ZooKeeper-migration mode (zookeeper.metadata.migration.enable; from 3.4-IV0 on)
         self.zk_migration = zk_migration and not metadata_version_before(metadata_version, "3.4-IV0")
         # PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded: before 3.6-IV0 (KAFKA-15021),
@@ -102,9 +149,19 @@ class KraftProfile(Profile):
         self.controller_actions = tuple(a for a in CONTROLLER_ACTIONS if a in controller_actions)
 
     # -- helpers ---------------------------------------------------------------------------
-    def _build(self, state: ClusterState, part: Partition, **targets) -> Record | None:
+    def _build(self, state: ClusterState, part: Partition, topic: str | None = None, **targets) -> Record | None:
+        """PartitionChangeBuilder for `part` of `topic` (the topic is needed with ELR on: its min ISR)."""
         return build_change(state, part, self.completion_rule,
-                            bump_leader_epoch_on_isr_shrink=self.bump_leader_epoch_on_isr_shrink, **targets)
+                            bump_leader_epoch_on_isr_shrink=self.bump_leader_epoch_on_isr_shrink,
+                            elr=self.elr_rules(state, topic) if self.elr else None, **targets)
+
+    def elr_rules(self, state: ClusterState, topic: str | None) -> ElrRules:
+        """getTopicEffectiveMinIsr: min(the topic's min.insync.replicas, partition 0's full replica count)."""
+        t = state.topic(topic) if topic is not None else None
+        if t is None:
+            raise ValueError("ELR: a partition change needs its topic (the min ISR is the topic's)")
+        min_isr = min(t.min_insync_replicas, len(t.partitions[0].replicas)) if t.partitions else t.min_insync_replicas
+        return ElrRules(min_isr, self.elr_last_known_leader_rule, self.elr_last_known_leader_must_be_acceptable)
 
     def _topic_election(self, state: ClusterState, topic: str) -> str:
         t = state.topic(topic)
@@ -134,9 +191,16 @@ class KraftProfile(Profile):
                 )
             prev = b
 
-    def change_reassignment(self, state: ClusterState, part: Partition, target: tuple[int, ...]) -> Record | None:
+    def change_reassignment(self, state: ClusterState, part: Partition, target: tuple[int, ...],
+                            topic: str | None = None, allow_rf_change: bool = True) -> Record | None:
         """changePartitionReassignment: override only the non-empty plan lists, then build."""
         self.validate_target(state, target)
+        if not allow_rf_change:  # validatePartitionReplicationFactorUnchanged (4.1, KIP-860)
+            current = len((set(part.replicas) | set(part.adding)) - set(part.removing)) if part.reassigning \
+                else len(part.replicas)
+            if current != len(target):
+                raise ReassignmentError(M.INVALID_REPLICATION_FACTOR,
+                                        f"The replication factor is changed from {current} to {len(target)}")
         plan = self.plan(part.replicas, target)
         targets: dict = {}
         if plan.replicas != part.replicas:
@@ -145,7 +209,7 @@ class KraftProfile(Profile):
             targets["removing"] = plan.removing
         if plan.adding:
             targets["adding"] = plan.adding
-        return self._build(state, part, **targets)
+        return self._build(state, part, topic, **targets)
 
     def revert(self, part: Partition) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
         """PartitionReassignmentRevert: (replicas − adding, isr − adding, unclean?)."""
@@ -171,6 +235,7 @@ class KraftProfile(Profile):
         return self._build(
             state,
             part,
+            topic,
             replicas=replicas,
             isr=isr,
             adding=(),
@@ -188,6 +253,12 @@ class KraftProfile(Profile):
         if request.topics is None or any(t.partitions is None for t in request.topics):
             return Step(state, M.AlterPartitionReassignmentsResponse(
                 error_code=M.INVALID_REQUEST, error_message="null topics or partitions are not supported"))
+        allow = request.allow_replication_factor_change
+        if not allow and not self.reassign_can_keep_replication_factor:
+            # before 4.1 the request has no such field: Kafka's client refuses to build it
+            # (AlterPartitionReassignmentsRequest.Builder.build, version 0)
+            return Step(state, M.AlterPartitionReassignmentsResponse(
+                error_code=M.UNSUPPORTED_VERSION, error_message=NO_ALLOW_RF_CHANGE_OPTION))
         records: list[tuple[str, int, Record]] = []
         topic_responses = []
         for topic in request.topics:
@@ -195,7 +266,7 @@ class KraftProfile(Profile):
             for rp in topic.partitions:
                 code, message = M.NONE, None
                 try:
-                    record = self._alter_one(state, topic.name, rp)
+                    record = self._alter_one(state, topic.name, rp, allow)
                     if record:
                         records.append((topic.name, rp.partition_index, record))
                 except ReassignmentError as e:
@@ -205,9 +276,11 @@ class KraftProfile(Profile):
         new_state = state
         for name, index, record in records:
             new_state = new_state.with_partition(name, index, apply_record(new_state.partition(name, index), record))
-        return Step(new_state, M.AlterPartitionReassignmentsResponse(responses=tuple(topic_responses)))
+        return Step(new_state, M.AlterPartitionReassignmentsResponse(responses=tuple(topic_responses),
+                                                                     allow_replication_factor_change=allow))
 
-    def _alter_one(self, state: ClusterState, topic: str, rp: M.ReassignablePartition) -> Record | None:
+    def _alter_one(self, state: ClusterState, topic: str, rp: M.ReassignablePartition,
+                   allow_rf_change: bool = True) -> Record | None:
         if state.topic(topic) is None:
             raise ReassignmentError(M.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}.")
         part = state.partition(topic, rp.partition_index)
@@ -217,7 +290,7 @@ class KraftProfile(Profile):
             )
         if rp.replicas is None:
             return self.cancel_reassignment(state, topic, rp.partition_index, part)
-        return self.change_reassignment(state, part, tuple(rp.replicas))
+        return self.change_reassignment(state, part, tuple(rp.replicas), topic, allow_rf_change)
 
     def list_partition_reassignments(
         self, state: ClusterState, request: M.ListPartitionReassignmentsRequest = M.ListPartitionReassignmentsRequest()
@@ -236,6 +309,10 @@ class KraftProfile(Profile):
         def error(code: int) -> Step:
             return Step(state, M.Ack(code, ERROR_NAMES[code]))
 
+        if action.version < self.alter_partition_versions[0] or action.version > self.alter_partition_versions[1]:
+            # a broker never sends a version its controller does not support (4.0 removed v0 and v1: KAFKA-18601)
+            raise InvalidAction(f"Kafka {self.kafka_version}'s controller has no AlterPartition v{action.version} "
+                                f"(versions {self.alter_partition_versions[0]} to {self.alter_partition_versions[1]})")
         if not state.is_registered(action.leader):  # ClusterControlManager.checkBrokerEpoch
             return error(STALE_BROKER_EPOCH)
         if state.topic(action.topic) is None:
@@ -260,7 +337,7 @@ class KraftProfile(Profile):
             return error(M.INVALID_REQUEST)
         if any(not state.is_active(b) for b in new_isr):  # not registered, fenced or shutting down
             return error(M.INELIGIBLE_REPLICA if action.version > 1 else M.OPERATION_NOT_ATTEMPTED)
-        record = self._build(state, part, isr=new_isr, election=self._topic_election(state, action.topic))
+        record = self._build(state, part, action.topic, isr=new_isr, election=self._topic_election(state, action.topic))
         new_state = state.with_partition(action.topic, action.partition, apply_record(part, record))
         if record and "leader" in record and record["leader"] != action.leader:
             # the change (e.g. a completing one) moved leadership away from the requester
@@ -294,6 +371,7 @@ class KraftProfile(Profile):
                 record = self._build(
                     state,
                     part,
+                    name,
                     isr=tuple(r for r in part.isr if r != broker),
                     election=self._topic_election(state, name),
                 )
@@ -308,7 +386,7 @@ class KraftProfile(Profile):
         state = state.with_broker(replace(b, active=True))
         for name, i, part in list(state.partitions()):
             if part.leader == NO_LEADER:
-                record = self._build(state, part, election=self._topic_election(state, name))
+                record = self._build(state, part, name, election=self._topic_election(state, name))
                 state = state.with_partition(name, i, apply_record(part, record))
         return Step(state, M.Ack())
 
@@ -330,7 +408,7 @@ class KraftProfile(Profile):
         preferred = part.replicas[0] if part.replicas else NO_LEADER
         if (election == A.PREFERRED and part.leader == preferred) or (election == A.UNCLEAN and part.leader != NO_LEADER):
             return Step(state, M.Ack(M.ELECTION_NOT_NEEDED, ELECTION_MESSAGES[M.ELECTION_NOT_NEEDED]))
-        record = self._build(state, part, election=election)
+        record = self._build(state, part, topic, election=election)
         if not record:
             code = M.PREFERRED_LEADER_NOT_AVAILABLE if election == A.PREFERRED else M.ELIGIBLE_LEADERS_NOT_AVAILABLE
             return Step(state, M.Ack(code, ELECTION_MESSAGES[code]))
@@ -367,19 +445,34 @@ class KraftProfile(Profile):
 
     def broker_restart(self, state: ClusterState, broker: int) -> Step:
         """ClusterControlManager.registerBroker with a new incarnation, after the broker's session
-        expired but before the controller fenced it: the new registration is fenced. With ELR off the
+        expired but before the controller fenced it: the new registration is fenced. From 4.0 on
+        (KAFKA-18106) the shutdown handler first removes the broker from every ISR and moves its
+        leaderships, exactly as a fencing does (handleBrokerShutdown, ELR off). In 3.9, with ELR off the
         unclean-shutdown handler writes nothing, so no ISR or leader changes: the broker stays in
         its ISRs and keeps leading while fenced, until it heartbeats."""
         b = state.broker(get_broker_id(state, broker))
         if not b.registered:
             return Step(state, M.Ack())
+        if self.elr and self.restart_fences_replicas:
+            # ELR on and an unclean shutdown (no previous broker epoch): the broker leaves the ISR and the
+            # ELR of every partition it is in, never an acceptable leader (brokerWithUncleanShutdown)
+            state = state.with_broker(replace(b, active=False))
+            for name, i, part in list(state.partitions()):
+                if broker in part.isr or broker in part.elr:
+                    record = build_change(state, part, self.completion_rule, isr=ordered_minus(part.isr, (broker,)),
+                                          election=self._topic_election(state, name),
+                                          elr=self.elr_rules(state, name), unclean_shutdown=(broker,))
+                    state = state.with_partition(name, i, apply_record(part, record))
+            return Step(state, M.Ack())
+        if self.restart_fences_replicas:
+            return self.broker_fail(state, broker)
         return Step(state.with_broker(replace(b, active=False)), M.Ack())
 
     def balance_leaders(self, state: ClusterState) -> Step:
         """maybeBalancePartitionLeaders: a PREFERRED election of every partition not led by its first replica."""
         for name, i, part in list(state.partitions()):
             if part.replicas and part.leader != part.replicas[0]:
-                record = self._build(state, part, election=A.PREFERRED)
+                record = self._build(state, part, name, election=A.PREFERRED)
                 state = state.with_partition(name, i, apply_record(part, record))
         return Step(state, M.Ack())
 
@@ -387,7 +480,7 @@ class KraftProfile(Profile):
         """maybeElectUncleanLeaders: an UNCLEAN election of every leaderless partition whose topic allows it."""
         for name, i, part in list(state.partitions()):
             if part.leader == NO_LEADER and self._topic_election(state, name) == A.UNCLEAN:
-                record = self._build(state, part, election=A.UNCLEAN)
+                record = self._build(state, part, name, election=A.UNCLEAN)
                 state = state.with_partition(name, i, apply_record(part, record))
         return Step(state, M.Ack())
 
@@ -418,3 +511,8 @@ class Kraft37Profile(KraftProfile):
     name = "kraft-3.7"
     description = "KRaft controller before KAFKA-15665 (Kafka 3.7): completes when the adding replicas are in the ISR"
     completion_rule: CompletionRule = staticmethod(adding_replicas_in_isr)
+
+    def __init__(self, metadata_version: str | None = None, controller_actions: tuple[str, ...] = (),
+                 zk_migration: bool = False, kafka_version: str = "3.9.2"):
+        # 3.7 is older than every release of the matrix: the nearest one (3.9) with 3.7's completion rule
+        super().__init__(metadata_version, controller_actions, zk_migration, kafka_version)

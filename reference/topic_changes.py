@@ -59,9 +59,10 @@ def partition_zero_replication_factor(topic: Topic) -> int:
 
 
 def create_partitions(state: ClusterState, topic: str, count: int, rf_rule: RfRule = partition_zero_replicas,
-                      kraft: bool = False) -> Step:
-    """CreatePartitions(topic, count) with controller-chosen assignments (`kraft`: Kafka 3.9's KRaft
-    controller's checks, messages and placement rules; else the ZooKeeper-era ones)."""
+                      kraft: bool = False, cordon_wording: bool = False) -> Step:
+    """CreatePartitions(topic, count) with controller-chosen assignments (`kraft`: the KRaft controller's
+    checks, messages and placement rules; else the ZooKeeper-era ones). `cordon_wording`: the placer's
+    messages from Kafka 4.3 on, which name cordoned log directories (KIP-1066, KAFKA-19774)."""
     t = state.topic(topic)
     if t is None:
         raise InvalidAction(f"unknown topic {topic!r}")
@@ -76,7 +77,7 @@ def create_partitions(state: ClusterState, topic: str, count: int, rf_rule: RfRu
         return Step(state, M.Ack(INVALID_PARTITIONS, message))
     rf = rf_rule(t)
     if kraft:
-        return _kraft_place(state, t, count, rf)
+        return _kraft_place(state, t, count, rf, cordon_wording)
     active = [b.id for b in state.brokers if b.registered and b.active]
     if rf > len(active):
         return Step(state, M.Ack(INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {rf} time(s): "
@@ -85,18 +86,21 @@ def create_partitions(state: ClusterState, topic: str, count: int, rf_rule: RfRu
     return _grown(state, t, count, lambda index: tuple(active[(index + k) % len(active)] for k in range(rf)))
 
 
-def _kraft_place(state: ClusterState, t: Topic, count: int, rf: int) -> Step:
+def _kraft_place(state: ClusterState, t: Topic, count: int, rf: int, cordon_wording: bool = False) -> Step:
     """StripedReplicaPlacer's checks and rules, without its randomness: the registered brokers are usable
     (fenced ones too, after every unfenced one), the first replica is unfenced, and
     the ISR is the unfenced replicas (createPartitions filters it with isActive), led by its first."""
     registered = [b.id for b in state.brokers if b.registered]
     active = [b for b in registered if state.is_active(b)]
     fenced = [b for b in registered if not state.is_active(b)]
-    if not active:
-        return Step(state, M.Ack(INVALID_REPLICATION_FACTOR, "All brokers are currently fenced."))
-    if rf > len(registered):
+    if not active:  # StripedReplicaPlacer.throwInvalidReplicationFactorIfZero
+        return Step(state, M.Ack(INVALID_REPLICATION_FACTOR, "All brokers are currently fenced" + (
+            ", or have all their log directories cordoned." if cordon_wording else ".")))
+    if rf > len(registered):  # throwInvalidReplicationFactorIfTooFewBrokers
         return Step(state, M.Ack(INVALID_REPLICATION_FACTOR, f"The target replication factor of {rf} cannot be "
-                                 f"reached because only {len(registered)} broker(s) are registered."))
+                                 f"reached because only {len(registered)} broker(s) are registered" + (
+                                     " or some brokers have all their log directories cordoned." if cordon_wording
+                                     else ".")))
     return _grown(state, t, count, lambda index: tuple(
         ([active[(index + k) % len(active)] for k in range(len(active))] + fenced)[:rf]))
 

@@ -91,8 +91,8 @@ FAIR_PROPERTIES: tuple[Property, ...] = (
         description="In every fair run in which, from some point on, every in-flight reassignment's target "
         "replicas are live and its partition has a leader, the reassignment ends: it never waits on a replica "
         "outside the target (e.g. a removed replica whose broker stays down).",
-        source="KIP-455 (completion when the target replicas are in sync); KAFKA-15665",
-        promised_by=ALL,
+        source="KIP-455 (completion when the target replicas are in sync); KAFKA-15665; KAFKA-19975 (4.3)",
+        promised_by=tuple(p for p in ALL if p != "kraft") + ("kraft<4.3",),
         extra={"fairness": Fairness(targets_live_and_led)},
     ),
 )

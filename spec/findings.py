@@ -48,9 +48,22 @@ class Finding:
     signature: Callable[..., bool] = field(compare=False)
     summary: str  # one sentence: what the algorithm does and why it breaks the property
     at: Mapping[str, Any] = field(default_factory=dict, compare=False)  # smallest bounds it occurs at
+    #: the kraft profile's Kafka releases (minors, e.g. "4.3") where it occurs; None: every release. A release
+    #: not named does not have it: there the same violation is unexpected (spec/kafka_releases.py)
+    releases: tuple[str, ...] | None = field(default=None, compare=False)
 
     def trace_file(self, profile: str) -> str:
         return trace_file(profile, self)
+
+    def occurs_in(self, profile: str, release: str | None) -> bool:
+        """Is this finding declared for `profile` at the Kafka `release` (X.Y.Z; None: the newest)?"""
+        if profile not in self.profiles:
+            return False
+        if self.releases is None or profile != "kraft":
+            return True
+        from kreassign.spec import kafka_releases
+
+        return kafka_releases.release(release or kafka_releases.NEWEST).minor in self.releases
 
 
 def trace_file(profile: str, finding: Finding) -> str:
@@ -428,21 +441,29 @@ FINDINGS: tuple[Finding, ...] = (
             "A cancel restores the original set in the current merged order: the preferred leader may change.",
             _at(cancels=1)),
     # kraft-3.7, kip455
-    Finding("completion_ignores_non_adding_target", "completion_reaches_target", ("kraft-3.7", "kip455"),
+    # kraft from 4.3 (KAFKA-19975 brought 3.7's completion rule back unless the replication factor shrinks)
+    Finding("completion_ignores_non_adding_target", "completion_reaches_target", ("kraft", "kraft-3.7", "kip455"),
             completes_with_non_adding_target_out_of_isr,
-            "Completion waits only for the adding replicas: a target replica that is not adding (3.7: retained; "
-            "KIP-455: already left AR) may be out of the ISR when it completes (KAFKA-15665 fixed it in 3.8).",
-            _at()),
-    Finding("stale_adding_never_completes", "reassignment_can_finish", ("kraft-3.7",), stuck_on_stale_adding,
-            "3.7 waits for every adding replica to be in ISR − removing, which a stale adding-and-removing "
-            "replica never is.", _at(reassigns=2)),
-    Finding("stale_adding_never_completes", "reassignment_can_finish_in_sync", ("kraft-3.7",),
+            "Completion waits only for the adding replicas: a target replica that is not adding (3.7 and 4.3+: "
+            "retained; KIP-455: already left AR) may be out of the ISR when it completes (KAFKA-15665 fixed it in "
+            "3.8; KAFKA-19975 brought it back in 4.3 for moves that do not shrink the replication factor).",
+            _at(), releases=("4.3", "4.4")),
+    Finding("stale_adding_never_completes", "reassignment_can_finish", ("kraft", "kraft-3.7"), stuck_on_stale_adding,
+            "3.7, and 4.3+ unless the replication factor shrinks, wait for every adding replica to be in "
+            "ISR − removing, which a stale adding-and-removing replica never is.", _at(reassigns=2),
+            releases=("4.3", "4.4")),
+    Finding("stale_adding_never_completes", "reassignment_can_finish_in_sync", ("kraft", "kraft-3.7"),
             stuck_on_stale_adding,
-            "The same reassignment stays stuck even with every target replica live and in sync.", _at(reassigns=2)),
-    Finding("stale_adding_never_completes", "reassignment_completes_when_targets_live", ("kraft-3.7",),
+            "The same reassignment stays stuck even with every target replica live and in sync.", _at(reassigns=2),
+            releases=("4.3", "4.4")),
+    Finding("stale_adding_never_completes", "reassignment_completes_when_targets_live", ("kraft", "kraft-3.7"),
             stuck_on_stale_adding,
             "Under weak fairness too: with every target replica live and fetching, the stale adding-and-removing "
-            "replica never lets the reassignment complete.", {**_at(reassigns=2), "fair": True}),
+            "replica never lets the reassignment complete.", {**_at(reassigns=2), "fair": True},
+            releases=("4.3", "4.4")),
+    Finding("stale_adding_never_completes", "throttles_eventually_cleared", ("kraft",), stuck_on_stale_adding,
+            "With kafka-reassign-partitions.sh, the same stuck reassignment never lets --verify clear its "
+            "throttles.", {**_at(reassigns=2), "throttles": True}, releases=("4.3", "4.4")),
     # zk
     Finding("cancel_takes_leader_offline", "admin_action_keeps_a_leader", ("zk",), offline_leader_left_leaderless,
             "Step U of reassignTo(origin) takes the unneeded leader offline and leaves the partition leaderless "
@@ -532,7 +553,8 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("fenced_leader_keeps_leadership", "restart_moves_leadership", KRAFT, fenced_leader_keeps_leadership,
             "A broker that restarts and re-registers before the controller fenced its expired session keeps "
             "leading its partitions while fenced: Kafka 3.9 moves leadership on re-registration only with ELR "
-            "(KIP-966), which is off by default.", {**_at(brokers=2, reassigns=0), "kraft_actions": ("restart",)}),
+            "(KIP-966), which is off by default; 4.0 handles every re-registration as a fencing (KAFKA-18106).",
+            {**_at(brokers=2, reassigns=0), "kraft_actions": ("restart",)}, releases=("3.9",)),
     # kip599, kip599-draft
     Finding("permissive_overdraft", Q.ADMITTED_WITHIN_INTERVAL, Q.KIP599_PROFILES, permissive_overdraft,
             "Old clients are admitted permissively whatever the tokens say, so admissions in an instant exceed "
@@ -551,30 +573,31 @@ FINDINGS: tuple[Finding, ...] = (
 )
 
 
-def findings_for(profile: str, prop: str | None = None) -> tuple[Finding, ...]:
-    """The findings `profile` declares (on `prop` only, when given), in declaration order."""
-    return tuple(f for f in FINDINGS if profile in f.profiles and (prop is None or f.property == prop))
+def findings_for(profile: str, prop: str | None = None, release: str | None = None) -> tuple[Finding, ...]:
+    """The findings `profile` declares (on `prop` only, when given) at the Kafka `release` (kraft: X.Y.Z,
+    None = the newest), in declaration order."""
+    return tuple(f for f in FINDINGS if f.occurs_in(profile, release) and (prop is None or f.property == prop))
 
 
-def broken(profile: str) -> dict[str, str]:
-    """{property: the curated trace of its first finding} for every property `profile` breaks."""
+def broken(profile: str, release: str | None = None) -> dict[str, str]:
+    """{property: the curated trace of its first finding} for every property `profile` breaks (at `release`)."""
     out: dict[str, str] = {}
-    for f in findings_for(profile):
+    for f in findings_for(profile, release=release):
         out.setdefault(f.property, trace_file(profile, f))
     return out
 
 
-def promises(profile: str, properties: tuple[Any, ...] | None = None) -> tuple[str, ...]:
-    """The properties `profile` promises: those it checks and declares no finding for."""
+def promises(profile: str, properties: tuple[Any, ...] | None = None, release: str | None = None) -> tuple[str, ...]:
+    """The properties `profile` promises (at `release`): those it checks and declares no finding for."""
     props = PROPERTIES if properties is None else properties
-    bad = set(broken(profile))
+    bad = set(broken(profile, release))
     return tuple(p.name for p in props if p.name not in bad)
 
 
-def known_violation(profile: str, prop: str) -> str | None:
+def known_violation(profile: str, prop: str, release: str | None = None) -> str | None:
     """The curated trace of a finding of `prop` under `profile`, or None (engines that cannot match a
     signature, like the z3 prover and the fuzzer, use this: "the profile breaks this property")."""
-    return broken(profile).get(prop)
+    return broken(profile, release).get(prop)
 
 
 __all__ = ["ALL", "FINDINGS", "MONOTONE_BOUNDS", "Finding", "broken", "findings_for", "known_violation",

@@ -8,6 +8,7 @@ Kafka's numeric codes (org.apache.kafka.common.protocol.Errors).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 # Kafka error codes used by the model.
 NONE = 0
@@ -31,6 +32,8 @@ INELIGIBLE_REPLICA = 107
 ELECTION_NOT_NEEDED = 84
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+UNSUPPORTED_VERSION = 35
+INVALID_REPLICATION_FACTOR = 38
 
 ERROR_NAMES = {
     NONE: "NONE",
@@ -54,6 +57,8 @@ ERROR_NAMES = {
     ELECTION_NOT_NEEDED: "ELECTION_NOT_NEEDED",
     PREFERRED_LEADER_NOT_AVAILABLE: "PREFERRED_LEADER_NOT_AVAILABLE",
     ELIGIBLE_LEADERS_NOT_AVAILABLE: "ELIGIBLE_LEADERS_NOT_AVAILABLE",
+    UNSUPPORTED_VERSION: "UNSUPPORTED_VERSION",
+    INVALID_REPLICATION_FACTOR: "INVALID_REPLICATION_FACTOR",
 }
 
 
@@ -75,6 +80,11 @@ class AlterPartitionReassignmentsRequest:
     # None = cancel all pending reassignments (KIP-455's schema; not part of the shipped one)
     topics: tuple[ReassignableTopic, ...] | None
     timeout_ms: int = 60000
+    # v1 (Kafka 4.1, KIP-860): false refuses a target whose size differs from the current target's
+    allow_replication_factor_change: bool = True
+
+    #: added after the JSON form was fixed: omitted from JSON at their default (older files stay identical)
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("allow_replication_factor_change",)
 
     @staticmethod
     def single(topic: str, partition: int, replicas: tuple[int, ...] | None) -> AlterPartitionReassignmentsRequest:
@@ -102,6 +112,9 @@ class AlterPartitionReassignmentsResponse:
     error_message: str | None = None
     responses: tuple[ReassignableTopicResponse, ...] = ()
     throttle_time_ms: int = 0
+    allow_replication_factor_change: bool = True  # v1 (Kafka 4.1, KIP-860): the request's option, echoed
+
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("allow_replication_factor_change",)
 
     def partition_error(self, topic: str, partition: int) -> tuple[int, str | None]:
         """The (code, message) for one partition, or the top-level error if there is one."""

@@ -30,9 +30,27 @@ class Property:
     predicate: Callable[..., bool]
     description: str = ""
     source: str = ""  # seed, KIP or Kafka class the guarantee comes from
-    promised_by: tuple[str, ...] = ()  # profiles that promise it ('*' = all)
+    # profiles that promise it ('*' = all); an entry may name the kraft releases ("kraft<4.3", "kraft>=4.0":
+    # the minors of spec/kafka_releases.py), where a release changed what the profile keeps
+    promised_by: tuple[str, ...] = ()
     # extra data a graph property needs (e.g. a fairness predicate), engine-specific
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def promised(self, profile: str, release: str | None = None) -> bool:
+        """Does `profile` promise it (kraft: at the Kafka `release`, X.Y.Z; None = the newest)?"""
+        for entry in self.promised_by:
+            name, op, minor = entry.partition(">=") if ">=" in entry else entry.partition("<")
+            if name not in (profile, "*"):
+                continue
+            if not op:
+                return True
+            from .kafka_releases import NEWEST, release as row
+
+            have = tuple(int(x) for x in row(release or NEWEST).minor.split("."))
+            bound = tuple(int(x) for x in minor.split("."))
+            if (have >= bound) == (op == ">="):
+                return True
+        return False
 
     @staticmethod
     def always(name: str, predicate: Callable[[Any], bool], **kw: Any) -> Property:

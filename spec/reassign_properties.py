@@ -92,8 +92,11 @@ def leader_in_isr(ms: ModelState) -> bool:
 
 
 def isr_non_empty(ms: ModelState) -> bool:
-    """The ISR is never empty (KRaft never writes an empty ISR; ZK keeps the last member)."""
-    return all(len(p.isr) > 0 for _, _, p, _ in _parts(ms))
+    """The ISR is never empty (KRaft without ELR never writes an empty ISR; ZK keeps the last member); under
+    ELR (KIP-966) an empty ISR is written instead, only for a leaderless partition whose eligible leader
+    replicas or last known leader name a broker that may lead it again."""
+    return all(len(p.isr) > 0 or (p.leader == NO_LEADER and (p.elr or any(b != NO_LEADER for b in p.last_known_elr)))
+               for _, _, p, _ in _parts(ms))
 
 
 def replication_factor_bounded(ms: ModelState) -> bool:
@@ -245,7 +248,8 @@ PROPERTIES: tuple[Property, ...] = (
     Property.transition("epochs_monotone", epochs_monotone, description=epochs_monotone.__doc__,
                         source="KIP-101, KIP-320", promised_by=ALL),
     Property.transition("completion_reaches_target", completion_reaches_target,
-                        description=completion_reaches_target.__doc__, source="KIP-455, KAFKA-15665", promised_by=("kraft", "zk")),
+                        description=completion_reaches_target.__doc__, source="KIP-455, KAFKA-15665; KAFKA-19975 (4.3)",
+                        promised_by=("kraft<4.3", "zk")),
     Property.transition("cancel_restores_original_replicas", cancel_restores_original_replicas,
                         description=cancel_restores_original_replicas.__doc__, source="KIP-455, KIP-236",
                         promised_by=("zk", "kip236")),
@@ -262,12 +266,12 @@ PROPERTIES: tuple[Property, ...] = (
     Property.eventually("reassignment_can_finish", reassignment_finished,
                         description="From every reachable state, under the fairness that live target replicas "
                         "eventually catch up, a state with no reassignment in flight stays reachable.",
-                        source="KIP-455", promised_by=("kraft",)),
+                        source="KIP-455", promised_by=("kraft<4.3",)),
     Property.eventually("reassignment_can_finish_in_sync", reassignment_finished,
                         description="From every reachable state in which every in-flight reassignment's target "
                         "replicas are live and in the ISR, a state with no reassignment in flight stays reachable "
                         "(the weaker guarantee: Kafka completes once the target has caught up).",
                         source="KIP-455; KRaft isReassignmentComplete; ZK onPartitionReassignment",
-                        promised_by=("kraft", "zk", "kip455", "kip236"),
+                        promised_by=("kraft<4.3", "zk", "kip455", "kip236"),
                         extra={"from": targets_live_and_in_sync}),
 )

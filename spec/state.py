@@ -140,6 +140,11 @@ class Partition:
     partition_epoch: int = 0  # KRaft partition epoch; for `zk` the state znode's zkVersion
     original: tuple[int, ...] | None = None  # kip236 only: original_replicas recorded at submission
     log: ReplicaLog | None = None  # the replication layer, when switched on
+    elr: tuple[int, ...] = ()  # KRaft with ELR on (KIP-966): eligible leader replicas, ascending
+    last_known_elr: tuple[int, ...] = ()  # KRaft with ELR on: the last known leader (at most one broker)
+
+    #: added after the JSON form was fixed: omitted from JSON at their default (older files stay identical)
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("elr", "last_known_elr")
 
     @property
     def reassigning(self) -> bool:
@@ -161,6 +166,10 @@ class Topic:
     name: str
     partitions: tuple[Partition, ...]  # index = partition id
     unclean_leader_election: bool = False  # the topic's unclean.leader.election.enable
+    min_insync_replicas: int = 1  # the topic's effective min.insync.replicas (ELR's bound; Kafka's default 1)
+
+    #: added after the JSON form was fixed: omitted from JSON at their default (older files stay identical)
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("min_insync_replicas",)
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,14 +124,16 @@ def tally(results: list[Any]) -> dict[str, int]:
     return counts
 
 
-def summary_line(results: list[Any], exit_code: int, *, not_run: int = 0) -> str:
-    """`N properties hold, K known findings, U unexpected, I not checked — exit E`.
+def summary_line(results: list[Any], exit_code: int, *, not_run: int = 0, release: str | None = None) -> str:
+    """`N properties hold, K known findings, U unexpected, I not checked[, kraft at Kafka V (...)] — exit E`.
 
-    `not_run` adds properties of profiles an interrupt or error kept from running at all.
+    `not_run` adds properties of profiles an interrupt or error kept from running at all; `release` names
+    the Kafka release the kraft profile followed (e.g. "Kafka 4.4.0, metadata.version 4.4-IV2, ELR on").
     """
     c = tally(results)  # one fixed form, whatever the counts, so that CI can grep it
+    kraft = f", kraft at {release}" if release else ""
     return (f"{c['hold']} properties hold, {c['known']} known findings, {c['unexpected']} unexpected, "
-            f"{c['not_checked'] + not_run} not checked — exit {exit_code}")
+            f"{c['not_checked'] + not_run} not checked{kraft} — exit {exit_code}")
 
 
 __all__ = ["CI_INTERVAL", "ProgressReporter", "elapsed", "summary_line", "tally"]

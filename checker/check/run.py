@@ -163,12 +163,19 @@ def _engine_free(extra: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in extra.items() if k != "array_predicate"}
 
 
-def engine_properties(properties: list[Property], profile: str) -> list[Property]:
+def model_release(model: Any) -> str | None:
+    """The Kafka release whose rules a kraft model follows (its findings depend on it); None for others."""
+    inner = getattr(model, "inner", model)  # a symmetry-reduced model wraps the real one
+    return getattr(getattr(inner, "profile", None), "kafka_version", None)
+
+
+def engine_properties(properties: list[Property], profile: str, release: str | None = None) -> list[Property]:
     """The properties handed to the engine: each safety property with findings split into its
-    unexpected part (same name) and one occurrence property per finding (`P::F`)."""
+    unexpected part (same name) and one occurrence property per finding (`P::F`); the findings are
+    those `profile` declares at the Kafka `release` (kraft)."""
     out = []
     for p in properties:
-        found = findings_for(profile, p.name) if p.kind in (ALWAYS, TRANSITION) else ()
+        found = findings_for(profile, p.name, release) if p.kind in (ALWAYS, TRANSITION) else ()
         if not found:
             out.append(p)
             continue
@@ -238,7 +245,8 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
     `compose` (default: `check --compositional`) checks each partition apart (models/compositional.py).
     """
     props = [p for p in model.properties() if only is None or p.name == only]
-    engine_props = engine_properties(props, profile)
+    release = model_release(model)
+    engine_props = engine_properties(props, profile, release)
     if not findings:
         engine_props = [p for p in engine_props if SEP not in p.name]
     # stopping at the first violation is only right when that violation is the one wanted
@@ -269,7 +277,7 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
             model.properties = patched  # type: ignore[method-assign]
     out: dict[str, Classified] = {}
     for p in props:
-        declared = findings_for(profile, p.name)
+        declared = findings_for(profile, p.name, release)
         if p.kind in (ALWAYS, TRANSITION):
             c = out[p.name] = Classified()
             if p.name in result.violations:
@@ -313,6 +321,10 @@ def _memory(result: Any) -> dict[str, Any] | None:
             "answers": answers, "spot_checks": sum(r.packed.kernel_checks for r in runs)}
 
 
+#: bound keys naming the Kafka release and its features: not compared by `expected_at`
+RELEASE_KEYS = ("kafka_version", "elr")
+
+
 def expected_at(finding: Finding, bounds: Any, profile: str) -> bool:
     """Is `finding` declared to occur at these bounds? For reassignment bounds: when they are at
     least its `at` on the monotone keys (more brokers, partitions, budget: only more behaviours)
@@ -324,6 +336,8 @@ def expected_at(finding: Finding, bounds: Any, profile: str) -> bool:
         except (ConfigError, TypeError):
             return False
         for f in fields(Bounds):
+            if f.name in RELEASE_KEYS:  # the release decides whether a finding exists (Finding.releases)
+                continue
             have, need = getattr(bounds, f.name), getattr(least, f.name)
             if not (have >= need if f.name in MONOTONE_BOUNDS else have == need):
                 return False
@@ -396,7 +410,7 @@ def check_model(
         if c is None:  # a graph property not checked (no liveness, or an incomplete search)
             check.properties[prop.name] = PropertyVerdict(NOT_CHECKED)
             continue
-        verdict = _findings_verdict(profile, prop.name, bounds, c, result.complete)
+        verdict = _findings_verdict(profile, prop.name, bounds, c, result.complete, model_release(model))
         check.properties[prop.name] = verdict
         if c.unexpected is None:
             continue
@@ -426,10 +440,11 @@ def check_model(
     return check
 
 
-def _findings_verdict(profile: str, prop_name: str, bounds: Any, c: Classified, complete: bool) -> PropertyVerdict:
+def _findings_verdict(profile: str, prop_name: str, bounds: Any, c: Classified, complete: bool,
+                      release: str | None = None) -> PropertyVerdict:
     """The verdict before any unexpected violation is handled: holds, known, or a finding missing."""
     verdict = PropertyVerdict(HOLDS if complete else NOT_CHECKED)
-    for f in findings_for(profile, prop_name):
+    for f in findings_for(profile, prop_name, release):
         occurred = c.findings.get(f.name)
         verdict.findings[f.name] = FindingVerdict(trace_file(profile, f),
                                                   None if occurred is None else len(occurred[0]) - 1,

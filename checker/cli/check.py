@@ -277,6 +277,18 @@ def _interrupted_report(profile: str, partial: Any, stage: str, reporter: Progre
     return line + (f"; known findings so far: {', '.join(findings)}" if findings else "")
 
 
+def _kraft_release(results: list[CheckResult], args: argparse.Namespace) -> str | None:
+    """`Kafka 4.4.0, metadata.version 4.4-IV2, ELR on` for the summary line, when a kraft profile ran."""
+    from kreassign.spec import kafka_releases
+
+    kraft = [r.bounds for r in results if r.profile == "kraft" and isinstance(r.bounds, dict) and r.bounds.get("kafka_version")]
+    if not kraft:
+        return None
+    version, elr = kraft[0]["kafka_version"], kraft[0].get("elr")
+    mv = getattr(args, "metadata_version", None) or kafka_releases.release(version).latest_production
+    return f"Kafka {version}, metadata.version {mv}" + (f", ELR {elr}" if elr else "")
+
+
 def _exit_code(results: list[CheckResult]) -> int:
     if any(r.unexpected for r in results):
         return FINDING
@@ -346,8 +358,8 @@ def _run(args: argparse.Namespace) -> int:
             break
     code = INTERRUPTED if interrupted else _exit_code(results)
     not_run = 0 if not interrupted else len(plan) - len(results)
-    summary = summary_line(results, code) + (f" (interrupted: {not_run} of {len(plan)} profile(s) incomplete or not run)"
-                                             if not_run else "")
+    summary = summary_line(results, code, release=_kraft_release(results, args)) + (
+        f" (interrupted: {not_run} of {len(plan)} profile(s) incomplete or not run)" if not_run else "")
     if args.json:
         print(json.dumps({"results": [_result_json(r) for r in results],
                           "unexpected_violations": sum(len(r.unexpected) for r in results),

@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
             model,
             model_kind=kind,
             seed=args.seed,
-            known=lambda name: known_violation(args.profile, name),
+            known=lambda name: known_violation(args.profile, name, getattr(args, "kafka_version", None)),
             out_dir=args.out,
             hypothesis_settings=fuzz_settings(args.examples, args.steps),
         )

@@ -33,6 +33,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="output of kafka-topics.sh --describe: leaders, ISRs, min.insync.replicas, unclean")
     parser.add_argument("--profile", default="kraft", choices=list(PROFILES),
                         help="the controller to model (default: %(default)s)")
+    parser.add_argument("--kafka-version", metavar="V",
+                        help="kraft: the Kafka release whose rules the plan is checked under (default: the newest)")
     parser.add_argument("--live", metavar="IDS", help="live brokers, like 1,2,3,5 (others are down; default: all)")
     parser.add_argument("--failures", type=int, default=1, metavar="N",
                         help="broker failures to consider during the move (default: %(default)s)")
@@ -77,8 +79,15 @@ def run(args: argparse.Namespace) -> int:
     describe = parse_describe(read_text(args.describe), args.describe) if args.describe else None
     live = _ids(args.live, "--live") if args.live else None
     moves = load_moves(plan, args.plan, current, args.current, describe, args.describe, live, args.min_isr)
+    version = ""
+    if args.kafka_version is not None:
+        from kreassign.checker.oracle.kafka.releases import parse_version
+
+        if args.profile != "kraft":
+            raise UsageError(f"--kafka-version: applies to the kraft profile only, not {args.profile!r}")
+        version = parse_version(args.kafka_version)
     options = PlanOptions(args.profile, args.failures, args.failovers, args.cancel, args.overrides,
-                          not args.no_liveness)
+                          not args.no_liveness, version)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():

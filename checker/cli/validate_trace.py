@@ -53,6 +53,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kraft-actions", default="", metavar="A,B",
                         help="kraft: unlogged actions may also be the controller's own: controlled-shutdown, restart, "
                         "balance-leaders, elect-unclean (as check --kraft-actions)")
+    parser.add_argument("--kafka-version", metavar="V",
+                        help="kraft: the Kafka release whose rules the trace must follow (default: the newest); a "
+                        "metadata log's own records give its metadata.version and ELR")
     parser.add_argument("--json", action="store_true", help="machine-readable verdict on stdout")
     parser.set_defaults(func=run)
 
@@ -83,7 +86,12 @@ def run(args: argparse.Namespace) -> int:
                           args.max_states, elections, shortest=not args.all_explanations,
                           max_candidates=args.max_candidates, kraft_actions=kraft_actions)
     try:
-        result = validate_text(text, fmt, args.profile, limits)  # a TraceFormatError (exit 2) names the line
+        version = None
+        if args.kafka_version is not None:
+            from kreassign.checker.oracle.kafka.releases import parse_version
+
+            version = parse_version(args.kafka_version)
+        result = validate_text(text, fmt, args.profile, limits, version)  # a TraceFormatError (exit 2) names the line
     except UsageError as e:
         if args.file in str(e):
             raise

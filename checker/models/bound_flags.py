@@ -11,7 +11,7 @@ from typing import Any
 from kreassign.checker.models.bounds import ConfigError
 
 BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
-               "create_partitions")
+               "create_partitions", "min_insync")
 #: switches of the issue-14 capabilities (bounds.py documents them)
 CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair", "broker_replicas", "leader_balance", "delete_topic",
                        "zk_versions")
@@ -42,6 +42,9 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
                         help="zk: the controller's cached leader/ISR with zkVersions; check what the controller remembers")
     parser.add_argument("--delete-topic", action="store_true", default=None,
                         help="the admin may delete the topic during a reassignment (zk: deferred until it ends)")
+    parser.add_argument("--elr", choices=("on", "off"),
+                        help="kraft: eligible leader replicas (KIP-966; default: what the Kafka release formats a new "
+                        "cluster with, on from 4.1)")
     parser.add_argument("--kraft-actions", metavar="A,B",
                         help="kraft: also explore the controller's own actions: controlled-shutdown, restart, "
                         "balance-leaders, elect-unclean (docs/kafka.md)")
@@ -62,6 +65,15 @@ def bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["initial"] = _lists(args.initial, "initial")
     if args.elections is not None:
         out["elections"] = [e.strip() for e in args.elections.split(",") if e.strip()]
+    if getattr(args, "elr", None):
+        out["elr"] = args.elr
+    if getattr(args, "kafka_version", None):  # declared with the Kafka flags (checker/oracle/kafka/cli.py)
+        from kreassign.spec.kafka_releases import parse_version
+
+        try:
+            out["kafka_version"] = parse_version(args.kafka_version)
+        except ValueError as e:
+            raise ConfigError(f"--kafka-version: {e}") from None
     if getattr(args, "kraft_actions", None):
         out["kraft_actions"] = [a.strip() for a in args.kraft_actions.split(",") if a.strip()]
     for flag in ("unclean", "replication", "znode") + CAPABILITY_SWITCHES:

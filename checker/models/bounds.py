@@ -31,6 +31,11 @@ A TOML config holds one `[bounds]` table (and optionally `[profiles]`):
     kraft_actions = []     # kraft: the controller's own actions to explore, from "controlled-shutdown",
                            # "restart", "balance-leaders", "elect-unclean" (docs/kafka.md)
     delete_topic = false   # the admin may delete the topic (DeleteTopic; zk: deferred while reassigning)
+    kafka_version = ""     # kraft: the Kafka release whose controller the profile follows, e.g. "4.4.0"
+                           # (default: the newest; spec/kafka_releases.py, docs/kafka.md)
+    elr = ""               # kraft: eligible leader replicas (KIP-966) "on" or "off" (default: what the
+                           # release formats a new cluster with at its metadata.version)
+    min_insync = 1         # the topic's min.insync.replicas (ELR's bound)
 
 Every key is checked: an unknown key, a wrong type or an out-of-range value is an
 error that names the key.
@@ -92,6 +97,9 @@ class Bounds:
     zk_versions: bool = False
     kraft_actions: tuple[str, ...] = ()  # in CONTROLLER_ACTIONS' order (normalized below)
     delete_topic: bool = False
+    kafka_version: str = ""  # "" = the newest release (spec/kafka_releases.py)
+    elr: str = ""  # "", "on" or "off"
+    min_insync: int = 1
 
     def __post_init__(self) -> None:
         for name in ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
@@ -106,6 +114,17 @@ class Bounds:
                 raise ConfigError(f"{name}: must not be negative, got {getattr(self, name)}")
         if self.rf > self.brokers:
             raise ConfigError(f"rf: {self.rf} is larger than the number of brokers ({self.brokers})")
+        if not 1 <= self.min_insync <= MAX_BOUND:
+            raise ConfigError(f"min_insync: must be at least 1, got {short(self.min_insync)}")
+        if self.elr not in ("", "on", "off"):
+            raise ConfigError(f"elr: expected \"on\" or \"off\", got {short(self.elr)}")
+        if self.kafka_version:
+            from kreassign.spec import kafka_releases
+
+            try:
+                kafka_releases.release(self.kafka_version)
+            except ValueError as e:
+                raise ConfigError(f"kafka_version: {e}") from None
         for e in self.elections:
             if e not in ("PREFERRED", "UNCLEAN"):
                 raise ConfigError(f"elections: unknown election type {e!r} (PREFERRED or UNCLEAN)")
@@ -161,7 +180,7 @@ _TYPES = {f.name: f.type for f in fields(Bounds)}
 
 #: keys added after trace files fixed the bounds' JSON form (omitted from it at their default)
 OPTIONAL_KEYS = ("broker_view", "throttles", "create_partitions", "fair", "broker_replicas", "leader_balance",
-                 "kraft_actions", "delete_topic", "zk_versions")
+                 "kraft_actions", "delete_topic", "zk_versions", "kafka_version", "elr", "min_insync")
 
 
 def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where: str = "bounds") -> Bounds:
@@ -188,6 +207,9 @@ def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where:
                 raise ConfigError(f"{where}.{key}: expected a list of lists of broker ids, got {short(v)}")
             else:
                 v = tuple(tuple(r) for r in v)
+        elif isinstance(default, str) and key != "targets":
+            if not isinstance(v, str):
+                raise ConfigError(f"{where}.{key}: expected a string, got {short(v)}")
         elif key in ("elections", "kraft_actions"):
             if not isinstance(v, list) or not all(isinstance(e, str) for e in v):
                 raise ConfigError(f"{where}.{key}: expected a list of strings, got {short(v)}")

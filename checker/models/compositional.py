@@ -189,21 +189,23 @@ def _stuck_prefix(lasso: tuple[Path, int | None]) -> Path:
 # -- the conditions that make the composition exact ---------------------------------------------------
 
 
-def _signatures(profile: str, props: list[Any], failing: set[str]) -> tuple[list[Any], list[Any]]:
+def _signatures(profile: str, props: list[Any], failing: set[str],
+                release: str | None = None) -> tuple[list[Any], list[Any]]:
     """(state signatures, edge signatures) of the findings of the properties that fail somewhere."""
     states, edges = [], []
     for p in props:
         if SEP in p.name or p.name not in failing:
             continue
-        for f in findings_for(profile, p.name):
+        for f in findings_for(profile, p.name, release):
             (edges if p.kind == TRANSITION else states).append(f)
     return states, edges
 
 
-def _check_idle(proj: Projection, profile: str, base_props: list[Any], failing: set[str]) -> None:
+def _check_idle(proj: Projection, profile: str, base_props: list[Any], failing: set[str],
+                release: str | None = None) -> None:
     """A partition that sees only broker events (no admin budget) matches no finding's signature (of a
     property that fails somewhere: where a property never fails, its findings classify nothing)."""
-    state_sigs, edge_sigs = _signatures(profile, base_props, failing)
+    state_sigs, edge_sigs = _signatures(profile, base_props, failing, release)
     if not state_sigs and not edge_sigs:
         return
     idle = ReassignmentModel(proj.model.profile, replace(proj.model.bounds, reassigns=0, cancels=0))
@@ -296,7 +298,7 @@ def compositional_explorer(model: ReassignmentModel, *, keep_graph: bool = False
         failing = {name.split(SEP)[0] for p in projections for name in p.result.violations}
         failing |= {name for p in projections for name, stuck in getattr(p.result, "stuck", {}).items() if len(stuck)}
         for proj in projections:
-            _check_idle(proj, model.profile_name, base_props, failing)
+            _check_idle(proj, model.profile_name, base_props, failing, getattr(model.profile, "kafka_version", None))
             _check_signatures_imply_violations(proj, failing)
             if keep_graph and goal_props:
                 _check_finishing_needs_no_fault(proj, goal_props)

@@ -38,6 +38,11 @@ from typing import Any
 
 from kreassign.reference.common import admin_requests
 from kreassign.reference.kraft import Kraft37Profile, KraftProfile, ReassignmentError
+from kreassign.reference.kraft_change import (
+    adding_in_isr_all_targets_if_shrinking,
+    adding_replicas_in_isr,
+    all_target_replicas_in_isr,
+)
 from kreassign.spec import actions as A
 from kreassign.spec import findings as F
 from kreassign.spec import reassign_properties as P
@@ -261,17 +266,25 @@ PLAIN = {
 }
 
 
+#: the completion rules of the kraft profiles (reference/kraft_change.py), each compared with the reference
+KNOWN_COMPLETION_RULES = (all_target_replicas_in_isr, adding_replicas_in_isr, adding_in_isr_all_targets_if_shrinking)
+
+
 def _unmodelled(packed: Any) -> str | None:
     """Why the kernel cannot answer for `packed` (None: it can)."""
     model = packed.local_model
     profile = model.profile
     if type(profile) not in (KraftProfile, Kraft37Profile):
         return f"profile class {type(profile).__name__}"
-    patched = sorted(k for k, v in vars(profile).items() if callable(v))
+    # (the completion rule is a strategy the release picks, one of the three the kernels are compared on)
+    patched = sorted(k for k, v in vars(profile).items() if callable(v)
+                     and not (k == "completion_rule" and v in KNOWN_COMPLETION_RULES))
     if patched:  # a copy with its own methods (e.g. a planted bug in `apply`): not the rules compared
         return f"profile methods replaced on the instance: {', '.join(patched)}"
     if profile.controller_actions:
         return "the controller's own actions"
+    if profile.elr:  # the kernels restate the builder without KIP-966's ELR: the reference answers
+        return "eligible leader replicas (ELR)"
     for key in UNMODELLED_BOUNDS:
         if getattr(model.bounds, key):
             return f"bound {key}"

@@ -33,7 +33,11 @@ from typing import Any
 
 import numpy as np
 from kreassign.checker.models import kraft_kernel as K
-from kreassign.reference.kraft_change import adding_replicas_in_isr, all_target_replicas_in_isr
+from kreassign.reference.kraft_change import (
+    adding_in_isr_all_targets_if_shrinking,
+    adding_replicas_in_isr,
+    all_target_replicas_in_isr,
+)
 from kreassign.spec import actions as A
 from kreassign.spec.messages import INVALID_REPLICA_ASSIGNMENT, NO_REASSIGNMENT_IN_PROGRESS, NONE
 from kreassign.spec.state import NO_LEADER, Partition
@@ -89,11 +93,14 @@ class VectorKernel:
         profile = kernel.profile
         self.unclean = kernel.election == A.UNCLEAN
         self.bump_on_shrink = profile.bump_leader_epoch_on_isr_shrink
+        # the completion rule's twin (reference/kraft_change.py): which of the three the profile uses
         rule = profile.completion_rule
         if rule is all_target_replicas_in_isr:
-            self.all_targets = True
+            self.completion = "all-targets"
         elif rule is adding_replicas_in_isr:
-            self.all_targets = False
+            self.completion = "adding"
+        elif rule is adding_in_isr_all_targets_if_shrinking:
+            self.completion = "adding-all-targets-if-shrinking"
         else:
             raise ValueError("unknown completion rule")
         ids = [b.id for b in packed.envs[0]]
@@ -515,7 +522,12 @@ class VectorKernel:
         nr = np.where((rr != 0)[:, None], _minus(r, rr), r)
         ni = np.where((rr != 0)[:, None], _minus(i, rr), i)
         nrm, nim = _mask(nr), _mask(ni)
-        rule = ((nrm & ~nim) == 0) if self.all_targets else ((ar & ~nim) == 0)
+        if self.completion == "all-targets":  # kraft_change.all_target_replicas_in_isr
+            rule = (nrm & ~nim) == 0
+        elif self.completion == "adding":  # kraft_change.adding_replicas_in_isr
+            rule = (ar & ~nim) == 0
+        else:  # kraft_change.adding_in_isr_all_targets_if_shrinking (KAFKA-19975)
+            rule = ((ar & ~nim) == 0) & ((POP[ar] >= POP[rr]) | ((nrm & ~nim) == 0))
         done = moving & (nim != 0) & (nrm != 0) & rule
         r[done], i[done] = nr[done], ni[done]
         ar, rr = np.where(done, 0, ar), np.where(done, 0, rr)

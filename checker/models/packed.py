@@ -101,6 +101,8 @@ def packable(model: Any, properties: Any = None) -> bool:
         return False
     if any(getattr(model.bounds, k, False) for k in UNSPLIT_BOUNDS):
         return False
+    if not _min_isr_partition_local(model):
+        return False
     for p in properties if properties is not None else model.properties():
         base = _base(p)
         if base is None or base.kind != p.kind or p.extra.get("fairness") is not None:
@@ -109,6 +111,19 @@ def packable(model: Any, properties: Any = None) -> bool:
             return False
     init = model.init_states()
     return len(init) == 1 and init[0].cluster.zk is None and init[0].cluster.kip236 is None
+
+
+def _min_isr_partition_local(model: Any) -> bool:
+    """With eligible leader replicas on (KIP-966) every partition change reads the topic's effective min ISR,
+    min(min.insync.replicas, partition 0's replica count) (KraftProfile.elr_rules, Kafka's
+    getTopicEffectiveMinIsr): a step of partition k depends on partition 0 unless min.insync.replicas is at
+    most the fewest replicas partition 0 can have — no fewer than its initial list or any target (a move
+    keeps the target and the original, a cancel the original). Otherwise the partitions are not local."""
+    b = model.bounds
+    if not getattr(model.profile, "elr", False) or b.partitions <= 1:
+        return True
+    sizes = [len(r) for r in b.initial_assignment()] + [len(t) for t in b.target_lists()]
+    return b.min_insync <= min(sizes)
 
 
 def _checks(predicates: list[Any]) -> list[tuple[Any, int]]:

@@ -134,6 +134,36 @@ def _accepted(response: Any, topic: str, index: int) -> bool:
     return getattr(response, "error_code", NONE) == NONE
 
 
+def follows_a_release(p: Profile) -> bool:
+    """The kraft profile (or a variant of it, e.g. a planted bug) follows a Kafka release; kraft-3.7 does not."""
+    from kreassign.reference.kraft import Kraft37Profile, KraftProfile
+
+    return isinstance(p, KraftProfile) and not isinstance(p, Kraft37Profile)
+
+
+def for_release(p: Profile, b: Bounds, *, given: bool) -> Profile:
+    """The profile at the bounds' Kafka release and ELR setting (kafka_version, elr). A profile object
+    handed in (`given`, e.g. at a metadata.version or a planted bug) must already be at them."""
+    if not (b.kafka_version or b.elr):
+        return p
+    from kreassign.reference.kraft import Kraft37Profile, KraftProfile
+
+    if not isinstance(p, KraftProfile) or isinstance(p, Kraft37Profile):
+        key = "kafka_version" if b.kafka_version else "elr"
+        raise ConfigError(f"{key}: applies to the kraft profile only, not {p.name!r}")
+    version = b.kafka_version or p.kafka_version
+    elr = None if not b.elr else b.elr == "on"
+    if version == p.kafka_version and (elr is None or elr == p.elr):
+        return p
+    if given:
+        raise ConfigError(f"kafka_version / elr: the bounds ask for Kafka {version} (ELR {b.elr or 'default'}), "
+                          f"the profile given follows Kafka {p.kafka_version} (ELR {'on' if p.elr else 'off'})")
+    try:
+        return KraftProfile(kafka_version=version, elr=elr, controller_actions=p.controller_actions)
+    except ValueError as e:
+        raise ConfigError(f"{'elr' if b.elr else 'kafka_version'}: {e}") from None
+
+
 class ReassignmentModel(Model[ModelState, Transition]):
     """Profile + bounds as a transition system over ModelState."""
 
@@ -155,6 +185,7 @@ class ReassignmentModel(Model[ModelState, Transition]):
         self.bounds = bounds or Bounds()
         self.name = profile_name
         b = self.bounds
+        self.profile = for_release(self.profile, b, given=not isinstance(profile_name, str))
         if b.kraft_actions:  # the KRaft controller's own actions (reference/kraft.py, docs/kafka.md)
             if not hasattr(self.profile, "controller_actions"):
                 raise ConfigError(f"kraft_actions: apply to the kraft profiles only, not {self.profile_name!r}")
@@ -193,6 +224,8 @@ class ReassignmentModel(Model[ModelState, Transition]):
             unclean=[TOPIC] if b.unclean else [],
             replication_layer=b.replication,
         )
+        if b.min_insync != 1:  # the topic's min.insync.replicas (ELR's bound)
+            cluster = replace(cluster, topics=tuple(replace(t, min_insync_replicas=b.min_insync) for t in cluster.topics))
         cluster = self.profile.initial_state(cluster)
         if b.zk_versions:  # the controller's cached leader/ISR (reference/zk_controller.py)
             cluster = with_leadership_cache(cluster)
@@ -378,7 +411,12 @@ class ReassignmentModel(Model[ModelState, Transition]):
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"profile": self.profile_name, **self.bounds.to_json()}
+        out = {"profile": self.profile_name, **self.bounds.to_json()}
+        if follows_a_release(self.profile):
+            # the release and ELR the rules followed, so that a trace replays under them whatever the default
+            out["kafka_version"] = self.profile.kafka_version
+            out["elr"] = "on" if self.profile.elr else "off"
+        return out
 
 
 __all__ = ["ReassignmentModel", "from_json", "in_flight"]

@@ -732,12 +732,13 @@ def _observe_impl(p: Params, state: ClusterState, action: Any) -> tuple[Profile,
         raise OracleError(INVALID_FIELD, "impl: only 'kafka' or 'kafka[metadata.version=V]' (other implementations: "
                                          "kreassign check --impl)")
     try:
-        options = parse_spec(spec)
-        observed, response = observe(spec, state, action)
+        parse_spec(spec)
+        impl, observed, response = observe(spec, state, action)
     except Exception as e:  # noqa: BLE001 - Java missing, Kafka refused the action: one error reply, the session goes on
         raise OracleError(INTERNAL_ERROR if not isinstance(e, ValueError) else INVALID_FIELD,
                           f"impl: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
-    return reference_profile(options.metadata_version, (), options.zk_migration), observed, response
+    return (reference_profile(impl.metadata_version, (), impl.options.zk_migration, impl.setup.version, impl.elr),
+            observed, response)
 
 
 @op("check", "profile?, state, action, observed_state | impl, observed_response?, ghosts?",

@@ -54,6 +54,7 @@ class PlanOptions:
     cancel: bool = True
     overrides: int = 0
     liveness: bool = True
+    kafka_version: str = ""  # kraft: the Kafka release whose rules the plan is checked under ("": the newest)
 
 
 @dataclass
@@ -209,12 +210,12 @@ def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
     """Every answer for one shape: the spec's properties, then the failure questions."""
     started = time.perf_counter()
     bounds = shape_bounds(shape, failures=options.failures, failovers=options.failovers,
-                          cancel=options.cancel, overrides=options.overrides)
+                          cancel=options.cancel, overrides=options.overrides, kafka_version=options.kafka_version)
     model = spec_model(options.profile, bounds, shape)
     name = options.profile if isinstance(options.profile, str) else options.profile.name
     result, classified = explore_classified(model, name, keep_graph=options.liveness)
     findings = []
-    declared = {(f.property, f.name): f for f in findings_for(name)}
+    declared = {(f.property, f.name): f for f in findings_for(name, release=getattr(model.profile, "kafka_version", None))}
     for prop in model.properties():
         c = classified.get(prop.name)
         if prop.kind == SOMETIMES or c is None:

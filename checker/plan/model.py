@@ -59,7 +59,8 @@ def probe_properties(min_isr: int) -> list[Property]:
     ]
 
 
-def shape_bounds(shape: Shape, *, failures: int, failovers: int, cancel: bool, overrides: int) -> Bounds:
+def shape_bounds(shape: Shape, *, failures: int, failovers: int, cancel: bool, overrides: int,
+                 kafka_version: str = "") -> Bounds:
     targets = [shape.target]
     if overrides:
         spare = shape.brokers  # the last id is the spare
@@ -67,7 +68,7 @@ def shape_bounds(shape: Shape, *, failures: int, failovers: int, cancel: bool, o
         targets += [t for t in (shape.current, alt) if t not in targets]
     return Bounds(brokers=shape.brokers, partitions=1, rf=len(shape.current), initial=(shape.current,),
                   targets=tuple(targets), reassigns=1 + overrides, cancels=1 if cancel else 0,
-                  failures=failures, failovers=failovers, unclean=shape.unclean)
+                  failures=failures, failovers=failovers, unclean=shape.unclean, kafka_version=kafka_version)
 
 
 class PlanPartitionModel(ReassignmentModel):

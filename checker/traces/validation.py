@@ -890,10 +890,12 @@ def targets_of(observations: Iterable[Observation], initial: ClusterState) -> li
 # -- JSON lines ------------------------------------------------------------------------------------------
 
 
-def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation], int]:
-    """(initial state, profile named by the file or None, observations, lines) of a JSON-lines trace."""
+def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation], int, dict[str, str]]:
+    """(initial state, profile named by the file or None, observations, lines, release) of a JSON-lines trace;
+    `release`: the header's "kafka_version" and "elr" (kraft), when it names them."""
     initial: ClusterState | None = None
     profile_name: str | None = None
+    release: dict[str, str] = {}
     obs: list[Observation] = []
     lines = text.splitlines()
     for n, raw in enumerate(lines, start=1):
@@ -907,10 +909,16 @@ def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation],
         if not isinstance(data, dict):
             raise TraceFormatError(f"line {n}: expected a JSON object")
         if initial is None:
-            unknown = set(data) - {"initial_state", "profile"}
+            unknown = set(data) - {"initial_state", "profile", "kafka_version", "elr"}
             if "initial_state" not in data or unknown:
                 raise TraceFormatError(f"line {n}: the first line must be {{\"initial_state\": STATE}} "
-                                       f"(optionally with \"profile\"), got keys {sorted(data)}")
+                                       f"(optionally with \"profile\", \"kafka_version\", \"elr\"), got keys "
+                                       f"{sorted(data)}")
+            for key in ("kafka_version", "elr"):
+                if key in data:
+                    if not isinstance(data[key], str):
+                        raise TraceFormatError(f"line {n}: {key}: expected a string")
+                    release[key] = data[key]
             try:
                 initial = state_from_json(data["initial_state"], )
             except DecodeError as e:
@@ -943,7 +951,7 @@ def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation],
             obs.append(_observe(n, line, data["observe"], action, data.get("response")))
     if initial is None:
         raise TraceFormatError("empty trace: the first line must be {\"initial_state\": STATE}")
-    return initial, profile_name, obs, len(lines)
+    return initial, profile_name, obs, len(lines), release
 
 
 OBSERVABLE = {
@@ -1055,8 +1063,10 @@ def _explain(initial: ClusterState, layers: list[dict[Cand, Link]], observations
 
 
 def validate_text(text: str, fmt: str, profile: Profile | str | None = None,
-                  limits: SearchLimits = SearchLimits()) -> ValidationResult | MetadataResult:
-    """Validate a trace given as text: `fmt` is "jsonl", "kafka-log" or "kraft-metadata"."""
+                  limits: SearchLimits = SearchLimits(), kafka_version: str | None = None) -> ValidationResult | MetadataResult:
+    """Validate a trace given as text: `fmt` is "jsonl", "kafka-log" or "kraft-metadata"; `kafka_version`:
+    the release the kraft profile follows (default the newest; a metadata log's own FeatureLevelRecords
+    give its metadata.version and whether ELR is on)."""
     from kreassign.reference import profile as get_profile
 
     if fmt == "kafka-log":
@@ -1091,20 +1101,61 @@ def validate_text(text: str, fmt: str, profile: Profile | str | None = None,
             result.reason = "every line checked is legal, but some lines are outside the model"
         return result
     if fmt == "kraft-metadata":
-        prof = get_profile(profile or "kraft") if not isinstance(profile, Profile) else profile
-        if not prof.name.startswith("kraft"):
-            raise TraceFormatError(f"a KRaft metadata log is checked under a kraft profile, not {prof.name!r}")
-        return check_metadata(parse_metadata_log(text), prof)
-    if fmt == "jsonl":
-        initial, named, observations, total = parse_jsonl(text)
+        log = parse_metadata_log(text)
         if isinstance(profile, Profile):
             prof = profile
+        elif (profile or "kraft") == "kraft":
+            prof = _kraft_for_log(log, kafka_version)
+        else:
+            prof = get_profile(profile)
+        if not prof.name.startswith("kraft"):
+            raise TraceFormatError(f"a KRaft metadata log is checked under a kraft profile, not {prof.name!r}")
+        return check_metadata(log, prof)
+    if fmt == "jsonl":
+        initial, named, observations, total, release = parse_jsonl(text)
+        if isinstance(profile, Profile):
+            prof = profile
+        elif (profile or named or "kraft") == "kraft" and (kafka_version or release):
+            prof = _kraft_for_jsonl(kafka_version or release.get("kafka_version"), release.get("elr"))
         else:
             prof = get_profile(profile or named or "kraft")
         result = validate_observations(prof, initial, observations, limits, shift_epochs=False, fmt=fmt)
         result.recognised, result.total_lines = len(observations) + 1, total
         return result
     raise TraceFormatError(f"unknown format {fmt!r} (jsonl, kafka-log or kraft-metadata)")
+
+
+def _kraft_for_jsonl(kafka_version: str | None, elr: str | None) -> Profile:
+    """The kraft profile a JSON-lines trace names (its header's kafka_version / elr), checked."""
+    from kreassign.reference.kraft import KraftProfile
+    from kreassign.spec.kafka_releases import parse_version
+
+    if elr not in (None, "on", "off"):
+        raise TraceFormatError(f"line 1: elr: expected \"on\" or \"off\", got {elr!r}")
+    try:
+        version = parse_version(kafka_version) if kafka_version else None
+        return KraftProfile(kafka_version=version, elr=None if elr is None else elr == "on") if version else \
+            KraftProfile(elr=None if elr is None else elr == "on")
+    except ValueError as e:
+        raise TraceFormatError(f"line 1: {e}") from None
+
+
+def _kraft_for_log(log: Any, kafka_version: str | None) -> Profile:
+    """The kraft profile at `kafka_version` (default: the newest), at the metadata.version and ELR setting
+    the log's FeatureLevelRecords give (a log without its bootstrap records: the release's defaults)."""
+    from kreassign.reference.kraft import KraftProfile
+    from kreassign.spec import kafka_releases
+
+    version = kafka_version or kafka_releases.NEWEST
+    levels = {r.data.get("name"): r.data.get("featureLevel") for r in log.records if r.type == "FEATURE_LEVEL_RECORD"}
+    mv = kafka_releases.level_name(levels["metadata.version"]) if isinstance(levels.get("metadata.version"), int) else None
+    if mv is not None and mv not in kafka_releases.release(version).metadata_versions:
+        raise UsageError(f"the log's metadata.version {mv} is not accepted by Kafka {version} "
+                         "(name the release that wrote it with --kafka-version)")
+    elr = None
+    if "metadata.version" in levels:  # the bootstrap is in the log: ELR is on only if it says so
+        elr = (levels.get("eligible.leader.replicas.version") or 0) >= 1
+    return KraftProfile(kafka_version=version, metadata_version=mv, elr=elr)
 
 
 def guess_format(text: str) -> str:

@@ -19,6 +19,13 @@ For a reassignment profile:
 
 A property the encoding cannot state (list order, liveness) is reported `unknown` with the
 reason. The quota profiles are proved by checker/z3/quota.py.
+
+The kraft encoding follows one Kafka release (`KraftEncoding.KAFKA_VERSION`, the newest;
+`kafka_version=` proves another) with eligible leader replicas (KIP-966) off: its
+counterexamples are re-executed by the explorer's model at that release with ELR off
+(`profiles.reference_model`), their trace files record both (bounds `kafka_version`, `elr`)
+so that `replay` reproduces them, and a verdict is classified by that release's findings
+(spec/findings.py declares kraft's per release). Each result carries the release.
 """
 
 from __future__ import annotations
@@ -34,14 +41,14 @@ from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace, trace_from_path, write_trace
 from kreassign.checker.traces.replay import replay
 from kreassign.checker.z3.encoding import Bmc, Candidate, houdini, prove_base
-from kreassign.checker.z3.profiles import encoding
+from kreassign.checker.z3.profiles import encoding, encoding_class, reference_model
 from kreassign.checker.z3.reassign import (
     CANCEL,
     FAIL,
     FAILOVER,
     REASSIGN,
 )
-from kreassign.checker.z3.results import INVARIANT, PROVED, REFUTED, UNKNOWN, ProofResult
+from kreassign.checker.z3.results import INVARIANT, PROVED, REFUTED, UNKNOWN, ProofResult, encodes
 from kreassign.spec.properties import ALWAYS, TRANSITION
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
 
@@ -87,16 +94,24 @@ def prove_reassignment(
     out_dir: str | None = "kreassign-out",
     progress: Callable[[str], None] | None = None,
     variant: tuple[type, Any] | None = None,
+    kafka_version: str | None = None,
 ) -> list[ProofResult]:
     """Prove or refute every requested property of one reassignment profile (see the module doc).
 
-    `variant` = (encoding class, reference Profile object) proves a variant instead of the
-    named profile (tests: a deliberately broken rule, on both sides); its counterexamples are
+    `kafka_version`: kraft only, the Kafka release whose rules are encoded (None: KraftEncoding's,
+    the newest). `variant` = (encoding class, reference Profile object) proves a variant instead of
+    the named profile (tests: a deliberately broken rule, on both sides); its counterexamples are
     re-executed through the explorer's model of that Profile object.
     """
-    say = progress or (lambda _msg: None)
     wanted = list(properties) if properties is not None else reassignment_properties()
-    make = (lambda n, **kw: variant[0](n, **kw)) if variant else (lambda n, **kw: encoding(profile, n, **kw))
+    make = variant[0] if variant else encoding_class(profile, kafka_version)  # make(n, **kw): the encoding
+    #: the release whose rules are encoded (kraft), which the findings classifying the verdicts are of
+    release = make.KAFKA_VERSION if make.profile == "kraft" else None
+    label = f"{profile} ({encodes(release)})" if release else profile
+    say = progress or (lambda _msg: None)
+
+    def result(*args: Any, **kw: Any) -> ProofResult:
+        return ProofResult(*args, kafka_version=release, **kw)
     inv_enc = make(max_brokers, targets=targets, epochs=False, min_brokers=min_brokers)
     full_enc = make(max_brokers, targets=targets, epochs=True, min_brokers=min_brokers)
     state_props = inv_enc.state_properties()
@@ -108,7 +123,7 @@ def prove_reassignment(
     invariant: list[str] = []
     strengthening = 0.0
     if encoded:
-        say(f"{profile}: strengthening (Houdini) at width {max_brokers}")
+        say(f"{label}: strengthening (Houdini) at width {max_brokers}")
         cands = inv_enc.candidates()
         seconds = 0.0
         try:
@@ -122,7 +137,7 @@ def prove_reassignment(
                 cands = [c for c in cands if c.name in pre.inductive]
             h = houdini(inv_enc, cands, inv_enc.KINDS, pure_bv=True, timeout_ms=QUERY_TIMEOUT_MS)
         except TimeoutError as e:
-            return [ProofResult(name, profile, None, UNKNOWN, 0.0, note=f"solver gave up: {e}") for name in wanted]
+            return [result(name, profile, None, UNKNOWN, 0.0, note=f"solver gave up: {e}") for name in wanted]
         strengthening = seconds + h.seconds
         invariant = h.inductive
         system = h.system
@@ -131,8 +146,8 @@ def prove_reassignment(
         systems = _Systems(inv_enc, full_enc, system, invariant, by_name)
     for name in wanted:
         if name in NOT_ENCODED or name not in state_props and name not in edge_props:
-            results.append(ProofResult(name, profile, None, UNKNOWN, 0.0,
-                                       note=NOT_ENCODED.get(name, "not encoded")))
+            results.append(result(name, profile, None, UNKNOWN, 0.0,
+                                  note=NOT_ENCODED.get(name, "not encoded")))
             continue
         started = time.perf_counter()
         say(f"{profile}: {name}: " + ("base case and inductive step" if name in state_props
@@ -143,26 +158,28 @@ def prove_reassignment(
             proved = False
         if proved:
             how = "base case + inductive step" if name in state_props else "one step under the invariant"
-            results.append(ProofResult(name, profile, span, PROVED, time.perf_counter() - started,
-                                       note=f"{how} ({len(invariant)}-conjunct invariant)", lemmas=lemmas))
+            results.append(result(name, profile, span, PROVED, time.perf_counter() - started,
+                                  note=f"{how} ({len(invariant)}-conjunct invariant)", lemmas=lemmas))
             continue
         say(f"{profile}: {name}: not provable by induction, searching a counterexample")
-        found = refute_reassignment(profile, name, targets=targets, out_dir=out_dir, variant=variant)
+        found = refute_reassignment(profile, name, targets=targets, out_dir=out_dir, variant=variant,
+                                    kafka_version=kafka_version)
         seconds = time.perf_counter() - started
         if found is not None:
             n, file, steps = found
-            results.append(ProofResult(name, profile, (n, n), REFUTED, seconds, file,
-                                       note=f"{steps} step(s), replayed against the reference"))
+            results.append(result(name, profile, (n, n), REFUTED, seconds, file,
+                                  note=f"{steps} step(s), replayed against the reference"))
         else:
-            results.append(ProofResult(name, profile, None, UNKNOWN, seconds,
-                                       note=f"not inductive with the lemmas, no counterexample up to "
-                                            f"{BMC_DEPTH.get(profile, 6)} steps"))
+            results.append(result(name, profile, None, UNKNOWN, seconds,
+                                  note=f"not inductive with the lemmas, no counterexample up to "
+                                       f"{BMC_DEPTH.get(profile, 6)} steps"))
     if encoded:
         # the strengthening every proof of the profile shares, as its own row
         n_props = sum(n in state_props for n in invariant)
-        results.insert(0, ProofResult(
+        results.insert(0, result(
             INVARIANT, profile, span, PROVED, strengthening, lemmas=list(invariant),
-            note=f"Houdini: {len(invariant)} conjuncts ({n_props} properties, {len(invariant) - n_props} lemmas)"))
+            note=(f"{encodes(release)}; " if release else "") + f"Houdini: {len(invariant)} conjuncts "
+                 f"({n_props} properties, {len(invariant) - n_props} lemmas)"))
     return results
 
 
@@ -200,14 +217,15 @@ def _prove_one(name: str, systems: _Systems, state_props: dict, edge_props: dict
 
 def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",
                         max_attempts: int = 20, variant: tuple[type, Any] | None = None,
-                        max_depth: int | None = None,
-                        budget_s: float | None = None) -> tuple[int, str | None, int] | None:
-    """Bounded model checking from the explorer's initial state; (brokers, trace file, steps) or None."""
+                        max_depth: int | None = None, budget_s: float | None = None,
+                        kafka_version: str | None = None) -> tuple[int, str | None, int] | None:
+    """Bounded model checking from the explorer's initial state; (brokers, trace file, steps) or None.
+    Kraft: at the release `kafka_version` (None: the encoded one), re-executed with ELR off."""
     prop = next(p for p in REASSIGN_PROPERTIES if p.name == prop_name)
     deadline = time.perf_counter() + (budget_s if budget_s is not None else BMC_BUDGET_S)
     for n in BMC_BROKERS:
         kw = {"targets": targets, "epochs": True, "exact_rf": targets == "rf"}
-        enc = variant[0](n, **kw) if variant else encoding(profile, n, **kw)
+        enc = variant[0](n, **kw) if variant else encoding(profile, n, kafka_version=kafka_version, **kw)
         state_props, edge_props = enc.state_properties(), enc.edge_properties()
         bmc = Bmc(enc, init=enc.init_explorer)
         s0 = bmc.states[0]
@@ -232,18 +250,22 @@ def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", ou
                     if better is not None:
                         model = better
                         break
-                path = _concrete_path(variant[1] if variant else profile, enc, bmc, model, depth, targets)
+                path = _concrete_path(variant[1] if variant else profile, enc, bmc, model, depth, targets,
+                                      kafka_version)
                 if path is not None:
                     rm, steps = path
                     if _violates(rm, prop, steps):
-                        file = _write(profile, prop, rm, steps, out_dir, replayable=variant is None)
+                        file = _write(profile if kafka_version is None else f"{profile}@{kafka_version}",
+                                      prop, rm, steps, out_dir, replayable=variant is None)
                         return n, file, depth
                 blocked.append(bmc.block(model, depth))
     return None
 
 
-def _concrete_path(profile: Any, enc, bmc: Bmc, model: z3.ModelRef, depth: int, targets: str):
-    """The BMC path as spec actions, run through the explorer's model (None if not enabled there)."""
+def _concrete_path(profile: Any, enc, bmc: Bmc, model: z3.ModelRef, depth: int, targets: str,
+                   kafka_version: str | None = None):
+    """The BMC path as spec actions, run through the explorer's model of what `enc` encodes (kraft: at its
+    release, ELR off; a variant's Profile object as it is), or None if not enabled there."""
     s0 = enc.read(enc.STATE, model, bmc.states[0])
     acts = [enc.read(enc.ACTION, model, a) for a in bmc.actions[:depth]]
     actions = [enc.concrete_action(a) for a in acts]
@@ -262,7 +284,8 @@ def _concrete_path(profile: Any, enc, bmc: Bmc, model: z3.ModelRef, depth: int, 
         unclean=bool(s0["unc"]),
         elections=tuple(enc.elections),
     )
-    rm = ReassignmentModel(profile, bounds)
+    rm = (reference_model(profile, bounds, kafka_version) if isinstance(profile, str)
+          else ReassignmentModel(profile, bounds))
     state = rm.init_states()[0]
     steps: list[tuple[Any, Any]] = [(state, None)]
     for action in actions:
@@ -284,8 +307,10 @@ def _violates(rm: ReassignmentModel, prop, steps) -> bool:
 def _write(profile: str, prop, rm: ReassignmentModel, steps, out_dir: str | None, replayable: bool = True) -> str | None:
     """Write the trace and check that `replay` reproduces it; the file name, or None without out_dir.
 
-    A variant Profile object (tests) cannot be rebuilt by `replay` from its name: its path
-    was re-executed through the explorer's model of that object instead."""
+    The trace's bounds are the model's (`describe`: for kraft its kafka_version and elr, so `replay`
+    rebuilds the release and ELR setting the path was re-executed at, whatever the default). A variant
+    Profile object (tests) cannot be rebuilt by `replay` from its name: its path was re-executed
+    through the explorer's model of that object instead."""
     trace = trace_from_path(rm, "reassignment", prop.name, prop.kind, steps, engine="z3", description=prop.description)
     if not replayable:
         return None
@@ -311,8 +336,10 @@ def _write(profile: str, prop, rm: ReassignmentModel, steps, out_dir: str | None
 
 def prove(profiles: Sequence[str] = ALL_PROFILES, *, max_brokers: int = 32, min_brokers: int = 3,
           targets: str = "rf", properties: Sequence[str] | None = None, out_dir: str | None = "kreassign-out",
-          progress: Callable[[str], None] | None = None) -> list[ProofResult]:
-    """Every requested property of every requested profile (reassignment and quota)."""
+          progress: Callable[[str], None] | None = None,
+          kafka_version: str | None = None) -> list[ProofResult]:
+    """Every requested property of every requested profile (reassignment and quota); `kafka_version`: the
+    release kraft's rules are encoded at (None: the newest), the other profiles have none."""
     out: list[ProofResult] = []
     for profile in profiles:
         if profile in QUOTA_PROFILES:
@@ -326,7 +353,8 @@ def prove(profiles: Sequence[str] = ALL_PROFILES, *, max_brokers: int = 32, min_
             if not names:
                 continue
         out += prove_reassignment(profile, max_brokers=max_brokers, min_brokers=min_brokers, targets=targets,
-                                  properties=names, out_dir=out_dir, progress=progress)
+                                  properties=names, out_dir=out_dir, progress=progress,
+                                  kafka_version=kafka_version if profile == "kraft" else None)
     return out
 
 

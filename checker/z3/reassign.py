@@ -15,7 +15,10 @@ partitions projects onto runs of this one; docs/proofs.md). Its state:
 | `O`/`hO`, `Q`/`hQ`, `c` | the explorer's ghosts: original, requested target, cancelled |
 
 Profile extras: `kip236` adds the recorded `original_replicas` (`OR`/`hOR`); `zk`
-(`checker/z3/zk.py`) adds the controller's memory and pending step.
+(`checker/z3/zk.py`) adds the controller's memory and pending step. `kraft` follows one Kafka
+release (`KraftEncoding.KAFKA_VERSION`, the newest; its completion rule is the one rule of the
+encoded state that changed between releases) with eligible leader replicas (KIP-966) off: ELR's
+empty ISRs are not encoded, and `profiles.reference_model` is the reference it is tied to.
 
 Actions (`k`): Reassign(`tgt`), Cancel, LeaderExpandIsr(`b`), LeaderShrinkIsr(`b`),
 BrokerFail(`b`), BrokerRecover(`b`), ControllerFailover, ControllerStep, ElectLeaders
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import z3
+from kreassign.spec import kafka_releases
 from kreassign.spec import actions as A
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 
@@ -487,12 +491,19 @@ def accepted(response: Any, topic: str, index: int) -> bool:
 
 
 class KraftEncoding(ReassignEncoding):
-    """KRaft ≥ 3.8 (reference/kraft.py, kraft_change.py): every change through PartitionChangeBuilder."""
+    """KRaft (reference/kraft.py, kraft_change.py) at the release `KAFKA_VERSION`, with ELR off (KIP-966's
+    eligible leader replicas are not encoded): every change through PartitionChangeBuilder."""
 
     profile = "kraft"
+    #: the release whose rules are encoded (profiles.reference_model gives the reference the same, with ELR
+    #: off; profiles.kraft_encoding(version) is the encoding of another release)
+    KAFKA_VERSION = kafka_releases.NEWEST
 
-    def completion_rule(self, r1: z3.BitVecRef, i1: z3.BitVecRef, ar: z3.BitVecRef) -> z3.BoolRef:
-        """kraft_change.all_target_replicas_in_isr: R' ⊆ I'."""
+    def completion_rule(self, r1: z3.BitVecRef, i1: z3.BitVecRef, ar: z3.BitVecRef, rr: z3.BitVecRef) -> z3.BoolRef:
+        """The release's completion rule (twin of kraft_change's): from 4.3 adding_in_isr_all_targets_if_shrinking
+        (AR ⊆ I', and R' ⊆ I' when |AR| < |RR|, KAFKA-19975), before it all_target_replicas_in_isr (R' ⊆ I')."""
+        if kafka_releases.release(self.KAFKA_VERSION).since("4.3"):
+            return z3.And(subset(ar, i1), z3.Or(z3.UGE(popcount(ar), popcount(rr)), subset(r1, i1)))
         return subset(r1, i1)
 
     @property
@@ -521,7 +532,7 @@ class KraftEncoding(ReassignEncoding):
         moving = z3.Or(ar != 0, rr != 0)
         i1 = z3.If(rr != 0, i & ~rr, i)
         r1 = z3.If(rr != 0, r & ~rr, r)
-        done = z3.And(moving, i1 != 0, r1 != 0, self.completion_rule(r1, i1, ar))
+        done = z3.And(moving, i1 != 0, r1 != 0, self.completion_rule(r1, i1, ar, rr))
         r2, i2 = z3.If(done, r1, r), z3.If(done, i1, i)
         ar2, rr2 = z3.If(done, self.zero, ar), z3.If(done, self.zero, rr)
         # 2. elect over the target ISR and replicas; valid = in the ISR and active
@@ -616,8 +627,10 @@ class Kraft37Encoding(KraftEncoding):
     """KRaft 3.7 (before KAFKA-15665): complete when the adding replicas are in the target ISR."""
 
     profile = "kraft-3.7"
+    #: as Kraft37Profile: 3.7 is older than every release of the matrix, the nearest one (3.9) with 3.7's rule
+    KAFKA_VERSION = "3.9.2"
 
-    def completion_rule(self, r1, i1, ar):
+    def completion_rule(self, r1, i1, ar, rr):
         """kraft_change.adding_replicas_in_isr: AR ⊆ I'."""
         return subset(ar, i1)
 

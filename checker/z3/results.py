@@ -13,6 +13,11 @@ PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 INVARIANT = "inductive_invariant"
 
 
+def encodes(kafka_version: str | None) -> str:
+    """What an encoding at `kafka_version` follows beyond its profile's name (`kreassign prove`'s output)."""
+    return f"Kafka {kafka_version} rules, ELR not encoded" if kafka_version else ""
+
+
 @dataclass
 class ProofResult:
     property: str
@@ -23,10 +28,18 @@ class ProofResult:
     counterexample: str | None = None  # trace file of a refutation
     note: str = ""
     lemmas: list[str] = field(default_factory=list)  # the strengthening a proof used
+    #: the Kafka release whose rules were encoded (kraft; None for the other profiles): the findings that
+    #: classify the verdict are that release's (spec/findings.py declares kraft's per release)
+    kafka_version: str | None = None
 
     @property
     def known(self) -> str | None:
-        return known_violation(self.profile, self.property)
+        return known_violation(self.profile, self.property, self.kafka_version)
+
+    @property
+    def encodes(self) -> str:
+        """Beyond the profile's name, what was encoded ("Kafka 4.4.0 rules, ELR not encoded"), or ""."""
+        return encodes(self.kafka_version)
 
     @property
     def unexpected(self) -> bool:
@@ -42,6 +55,8 @@ class ProofResult:
         return {
             "property": self.property,
             "profile": self.profile,
+            "kafka_version": self.kafka_version,
+            "encodes": self.encodes,
             "brokers": list(self.brokers) if self.brokers is not None else None,
             "verdict": self.verdict,
             "seconds": round(self.seconds, 3),

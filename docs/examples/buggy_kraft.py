@@ -1,6 +1,7 @@
 """A deliberately buggy KRaft implementation, for `--impl docs/examples/buggy_kraft.py:BuggyKraft`.
 
-It is the reference's `kraft` profile with one bug planted in cancellation
+It is the reference's `kraft` profile at Kafka 3.9 (check it with `--kafka-version 3.9.2`) with one
+bug planted in cancellation
 (PartitionReassignmentRevert): the revert forgets to drop the adding replicas from the
 ISR, so a replica that joined the ISR during the reassignment stays in it after the
 cancel, although it is no longer a replica. The differential checker reports the first
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kreassign.reference import profile
+from kreassign.reference.kraft import KraftProfile
 from kreassign.spec import actions as A
 from kreassign.spec.messages import NONE
 
@@ -23,7 +24,7 @@ class BuggyKraft:
     """The Implementation protocol (reset / apply / close) over kraft, with the cancel bug."""
 
     def __init__(self) -> None:
-        self.kraft = profile("kraft")
+        self.kraft = KraftProfile(kafka_version="3.9.2")
         self.state = None
 
     def reset(self, profile_name: str, state) -> None:

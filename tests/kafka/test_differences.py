@@ -11,6 +11,8 @@ from kreassign.checker.oracle.kafka.lockstep import KafkaLockstepModel, Lockstep
 from kreassign.checker.traces.format import read_trace
 from kreassign.spec import actions as A
 
+K39 = "kafka[version=3.9.2]"  # the release these tests pin (its counts and findings)
+
 
 def _epoch_only(before, action, line):
     return isinstance(action, A.LeaderShrinkIsr) and line.startswith("state.topics[0].partitions[0].leader_epoch:")
@@ -35,11 +37,11 @@ def test_the_lockstep_counts_excused_steps_and_still_reports_the_rest(kafka, mon
     from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions
     from kreassign.checker.oracle.kafka.lockstep import reference_profile
 
-    old = KafkaImplementation(KafkaOptions(metadata_version="3.5-IV2"))
+    old = KafkaImplementation(KafkaOptions(kafka_version="3.9.2", metadata_version="3.5-IV2"))
     try:
         stats = LockstepStats()
         model = KafkaLockstepModel(Bounds(brokers=3, rf=2, reassigns=0, cancels=0), old, old.spec, stats)
-        model.profile = reference_profile("3.9-IV0")
+        model.profile = reference_profile("3.9-IV0", kafka_version="3.9.2")
         s0 = model.init_states()[0]
         _, label = model.step(s0, A.LeaderShrinkIsr("t", 0, 2))
         assert label.mismatch and stats.mismatches == 1
@@ -65,7 +67,7 @@ def test_each_allowed_difference_has_a_trace_that_replays_on_kafka():
         assert entry.trace.startswith("counterexamples/kafka/") and os.path.isfile(entry.trace), entry.name
         trace = read_trace(entry.trace)
         assert trace.property == MATCH_PROPERTY
-        assert replay_against_kafka(trace, "kafka").steps_matched == len(trace.steps)
+        assert replay_against_kafka(trace, K39).steps_matched == len(trace.steps)
         last = trace.steps[-1]
         before = state_from_json((trace.steps[-2]["state"] if len(trace.steps) > 1 else trace.initial)["cluster"])
         lines = tuple(last["mismatch"]["diff"])

@@ -16,6 +16,10 @@ from kreassign.spec.state import make_cluster
 
 from kreassign import cli
 
+from kreassign.spec.kafka_releases import NEWEST
+
+K39 = "kafka[version=3.9.2]"  # the release these tests pin (its counts and findings)
+
 
 def _lockstep(spec: str, bounds: Bounds, out_dir=None, minimize=False, impl=None):
     factory = kafka_factory(spec, impl=impl)
@@ -30,7 +34,7 @@ SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, failovers=1,
 
 
 def test_small_configuration_has_zero_unexplained_divergences(kafka):
-    result, stats = _lockstep("kafka", SMALL, impl=kafka)
+    result, stats = _lockstep(K39, SMALL, impl=kafka)
     assert result.complete and result.properties[MATCH_PROPERTY].status == HOLDS
     assert stats.steps == result.transitions > 2000 and stats.mismatches == 0
     assert not stats.allowed  # no declared difference was needed
@@ -43,14 +47,14 @@ def test_unclean_topic_rf3_two_partitions_have_zero_divergences(kafka):
     for bounds in (Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=2, unclean=True, elections=("UNCLEAN",)),
                    Bounds(brokers=3, rf=3, reassigns=1, cancels=1, failures=1),
                    Bounds(brokers=3, partitions=2, reassigns=1, cancels=0, failures=1)):
-        result, stats = _lockstep("kafka", bounds, impl=kafka)
+        result, stats = _lockstep(K39, bounds, impl=kafka)
         assert result.properties[MATCH_PROPERTY].status == HOLDS, bounds
         assert stats.steps == result.transitions and stats.mismatches == 0
 
 
 def test_metadata_version_3_5_bumps_the_leader_epoch_on_a_shrink_in_kafka_and_the_reference(kafka):
     s = make_cluster([1, 2, 3], {"t": [[1, 2, 3]]})
-    old = KafkaImplementation(KafkaOptions(metadata_version="3.5-IV2"))
+    old = KafkaImplementation(KafkaOptions(kafka_version="3.9.2", metadata_version="3.5-IV2"))
     try:
         old.reset("kraft", s)
         k35, _ = old.apply(A.LeaderShrinkIsr("t", 0, 3))
@@ -59,19 +63,19 @@ def test_metadata_version_3_5_bumps_the_leader_epoch_on_a_shrink_in_kafka_and_th
     kafka.reset("kraft", s)
     k39, _ = kafka.apply(A.LeaderShrinkIsr("t", 0, 3))
     assert k35.topics[0].partitions[0].leader_epoch == 1 and k39.topics[0].partitions[0].leader_epoch == 0
-    assert reference_profile("3.5-IV2").apply(s, A.LeaderShrinkIsr("t", 0, 3)).state == k35
-    assert reference_profile("3.9-IV0").apply(s, A.LeaderShrinkIsr("t", 0, 3)).state == k39
+    assert reference_profile("3.5-IV2", kafka_version="3.9.2").apply(s, A.LeaderShrinkIsr("t", 0, 3)).state == k35
+    assert reference_profile("3.9-IV0", kafka_version="3.9.2").apply(s, A.LeaderShrinkIsr("t", 0, 3)).state == k39
 
 
 def test_lockstep_at_metadata_version_3_5_and_a_wrong_version_is_caught():
     bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
-    result, stats = _lockstep("kafka[metadata.version=3.5-IV2]", bounds)
+    result, stats = _lockstep("kafka[version=3.9.2,metadata.version=3.5-IV2]", bounds)
     assert result.properties[MATCH_PROPERTY].status == HOLDS and stats.mismatches == 0
     # the reference at 3.9's rule against Kafka at 3.5: the comparison sees the epoch rule
-    factory = kafka_factory("kafka[metadata.version=3.5-IV2]")
+    factory = kafka_factory("kafka[version=3.9.2,metadata.version=3.5-IV2]")
     try:
         model = factory("kraft", bounds)
-        model.profile = reference_profile("3.9-IV0")
+        model.profile = reference_profile("3.9-IV0", kafka_version="3.9.2")
         state = model.init_states()[0]
         _, label = model.step(state, A.LeaderShrinkIsr("t", 0, 2))
         assert any("leader_epoch" in line for line in label.mismatch)
@@ -81,26 +85,29 @@ def test_lockstep_at_metadata_version_3_5_and_a_wrong_version_is_caught():
 
 def test_a_planted_bug_in_the_adapter_path_is_caught_and_its_trace_replays(tmp_path):
     bounds = Bounds(brokers=3, partitions=2, reassigns=1, cancels=0, failures=0)
-    result, stats = _lockstep("kafka[bug=wrong-partition]", bounds, out_dir=str(tmp_path), minimize=True)
+    result, stats = _lockstep("kafka[version=3.9.2,bug=wrong-partition]", bounds, out_dir=str(tmp_path), minimize=True)
     verdict = result.properties[MATCH_PROPERTY]
     assert verdict.status == VIOLATED and stats.mismatches > 0
     trace = read_trace(verdict.counterexample)
     last = trace.steps[-1]
     assert any("partitions[1]" in d or "partitions[0]" in d for d in last["mismatch"]["diff"])
-    assert replay_against_kafka(trace, "kafka[bug=wrong-partition]").reproduces
-    healthy = replay_against_kafka(trace, "kafka")  # the real Kafka agrees with the reference on that trace
+    assert replay_against_kafka(trace, "kafka[version=3.9.2,bug=wrong-partition]").reproduces
+    healthy = replay_against_kafka(trace, K39)  # the real Kafka agrees with the reference on that trace
     assert not healthy.reproduces and "agrees with the reference" in healthy.mismatch
 
 
-def test_every_kraft_finding_reproduces_on_kafka_itself(kafka, capsys):
-    """The findings are Kafka's: each curated kraft counterexample replays step by step on Kafka 3.9."""
+def test_every_kraft_finding_reproduces_on_kafka_itself(capsys):
+    """The findings are Kafka's: each curated kraft counterexample replays step by step on the Kafka release
+    (and ELR setting) it records (3.9.2 for the restart finding, the newest for the others)."""
     # the adapter drives neither CreatePartitions nor the reassignment tool's throttles: those findings
     # (docs/findings.md, issue-14 capabilities) are read against Kafka's code only
     paths = sorted(p for p in glob.glob("counterexamples/kraft__*.json")
                    if not any(read_trace(p).bounds.get(k) for k in ("create_partitions", "throttles")))
     assert len(paths) >= 5
+    releases = {read_trace(p).bounds.get("kafka_version") for p in paths}
+    assert {"3.9.2", NEWEST} <= releases
     for path in paths:
-        result = replay_against_kafka(read_trace(path), "kafka", impl=kafka)
+        result = replay_against_kafka(read_trace(path), "kafka")  # the trace's own release
         assert result.reproduces and result.steps_matched == len(read_trace(path).steps), path
     assert cli.main(["replay", paths[0], "--impl", "kafka", "--json"]) == 0  # the same through the CLI
     verdict = json.loads(capsys.readouterr().out)
@@ -108,7 +115,7 @@ def test_every_kraft_finding_reproduces_on_kafka_itself(kafka, capsys):
 
 
 def test_check_cli_with_impl_kafka(capsys):
-    code = cli.main(["check", "--impl", "kafka", "--profile", "kraft", "--brokers", "3", "--reassigns", "1",
+    code = cli.main(["check", "--impl", K39, "--profile", "kraft", "--brokers", "3", "--reassigns", "1",
                      "--json", "--no-minimize", "--out", "/tmp/kreassign-kafka-test-out"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["unexpected_violations"] == 0
@@ -121,7 +128,7 @@ def test_oracle_check_op_runs_the_step_on_kafka():
     s = make_cluster([1, 2, 3], {"t": [[1, 2]]})
     from kreassign.spec.codec import to_json
 
-    req = {"id": 1, "op": "check", "impl": "kafka", "state": to_json(s), "action": to_json(A.Reassign("t", 0, (2, 3)))}
+    req = {"id": 1, "op": "check", "impl": K39, "state": to_json(s), "action": to_json(A.Reassign("t", 0, (2, 3)))}
     reply = Oracle("kraft").handle_line(json.dumps(req))
     assert reply["ok"], reply
     assert reply["result"]["verdict"] == "match" and reply["result"]["diff"] == []
@@ -137,13 +144,13 @@ def test_records_are_kafka_dump_log_payloads(kafka):
     data = records[0]["data"]
     assert (data["replicas"], data["addingReplicas"], data["removingReplicas"]) == ([2, 3, 1], [3], [1])
     assert records[0]["version"] == 1  # partitionChangeRecordVersion at 3.9-IV0 (directories)
-    ref = reference_profile("3.9-IV0").apply(s, A.Reassign("t", 0, (2, 3)))
+    ref = reference_profile("3.9-IV0", kafka_version="3.9.2").apply(s, A.Reassign("t", 0, (2, 3)))
     assert compare_step(ref.state, ref.response, state, response) == []
 
 
 def test_replication_layer_actions_run_on_top_of_kafkas_controller_state(kafka):
     bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, replication=True)
-    result, stats = _lockstep("kafka", bounds, impl=kafka)
+    result, stats = _lockstep(K39, bounds, impl=kafka)
     assert result.transitions > 1000
     assert result.properties[MATCH_PROPERTY].status == HOLDS and stats.mismatches == 0
     assert result.properties["committed_records_kept"].status == HOLDS
@@ -151,11 +158,11 @@ def test_replication_layer_actions_run_on_top_of_kafkas_controller_state(kafka):
 
 def test_zookeeper_migration_mode_bumps_the_leader_epoch_on_a_shrink_at_3_9():
     s = make_cluster([1, 2, 3], {"t": [[1, 2, 3]]})
-    impl = KafkaImplementation(parse_spec("kafka[zk-migration=true]"))
+    impl = KafkaImplementation(parse_spec("kafka[version=3.9.2,zk-migration=true]"))
     try:
         impl.reset("kraft", s)
         k, _ = impl.apply(A.LeaderShrinkIsr("t", 0, 3))
     finally:
         impl.close()
     assert k.topics[0].partitions[0].leader_epoch == 1
-    assert reference_profile("3.9-IV0", (), zk_migration=True).apply(s, A.LeaderShrinkIsr("t", 0, 3)).state == k
+    assert reference_profile("3.9-IV0", (), zk_migration=True, kafka_version="3.9.2").apply(s, A.LeaderShrinkIsr("t", 0, 3)).state == k

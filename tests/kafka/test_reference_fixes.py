@@ -47,7 +47,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,state,action,expected", CASES, ids=[c[0] for c in CASES])
 def test_reference_fix_agrees_with_kafka(kafka, name, state, action, expected):
-    ref = reference_profile("3.9-IV0").apply(state, action)
+    ref = reference_profile("3.9-IV0", kafka_version="3.9.2").apply(state, action)
     assert (ref.response.error_code, ref.response.error_message) == expected
     if expected[0] != M.NONE:
         assert ref.state == state  # a failed election or a rejected AlterPartition writes nothing
@@ -57,15 +57,15 @@ def test_reference_fix_agrees_with_kafka(kafka, name, state, action, expected):
 
 
 def test_preferred_election_of_another_replica_moves_the_leader():
-    step = reference_profile("3.9-IV0").apply(LEADERLESS, A.ElectLeaders("t", 0, A.PREFERRED))
+    step = reference_profile("3.9-IV0", kafka_version="3.9.2").apply(LEADERLESS, A.ElectLeaders("t", 0, A.PREFERRED))
     p = step.state.partition("t", 0)
     assert (p.leader, p.leader_epoch) == (2, 1)
 
 
 def test_isr_shrink_bumps_the_leader_epoch_before_metadata_version_3_6():
     for mv, bump in (("3.3-IV0", 1), ("3.5-IV2", 1), ("3.6-IV0", 0), ("3.9-IV0", 0)):
-        p = reference_profile(mv).apply(S, A.LeaderShrinkIsr("t", 0, 3)).state.partition("t", 0)
+        p = reference_profile(mv, kafka_version="3.9.2").apply(S, A.LeaderShrinkIsr("t", 0, 3)).state.partition("t", 0)
         assert (p.isr, p.leader_epoch, p.partition_epoch) == ((1, 2), bump, 1), mv
-        p = reference_profile(mv).apply(S.with_partition("t", 0, replace(S.partition("t", 0), isr=(1, 2))),
+        p = reference_profile(mv, kafka_version="3.9.2").apply(S.with_partition("t", 0, replace(S.partition("t", 0), isr=(1, 2))),
                                         A.LeaderExpandIsr("t", 0, 3)).state.partition("t", 0)
         assert p.leader_epoch == 0, mv  # expansions never bump

@@ -1,22 +1,36 @@
-"""Finding java/javac and Kafka, compiling the adapter once, the spec and the clear errors (exit 3)."""
+"""Finding java/javac and Kafka (a cached release or a distribution's libs/), compiling the adapter with the
+release's layer once, the spec and the clear errors (exit 3 for the machine, exit 2 for usage)."""
 
 from __future__ import annotations
 
-import os
+import json
 import shutil
 import zipfile
 
 import pytest
 from kreassign.checker.oracle import kafka as K
+from kreassign.checker.oracle.kafka import releases
+from kreassign.spec import kafka_releases
 
 from kreassign import cli
 from kreassign.errors import InfraError, UsageError
+
+KAFKA_39 = "3.9.2"  # as conftest.py: the release these tests pin
 
 
 def _no_java(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.delenv(K.JAVA_ENV, raising=False)
+
+
+def _libs(tmp_path, version=KAFKA_39):
+    """A distribution-like libs/ directory holding the cached release's jars."""
+    libs = tmp_path / f"libs-{version}"
+    libs.mkdir()
+    for jar in releases.classpath_for(version).jars:
+        (libs / jar.name).symlink_to(jar)
+    return libs
 
 
 def test_missing_java_is_an_infrastructure_error_naming_java_and_javac(monkeypatch, tmp_path, capsys):
@@ -52,51 +66,63 @@ def test_a_classpath_without_kafka_names_the_missing_controller_class(tmp_path, 
     assert "no such file or directory" in capsys.readouterr().err
 
 
-def test_a_directory_classpath_takes_its_jars_and_an_empty_one_is_refused(tmp_path):
+def test_a_distribution_libs_directory_gives_its_version_from_the_jars(tmp_path):
     with pytest.raises(K.KafkaSetupError, match="holds no .jar files"):
         K.expand_classpath(str(tmp_path))
-    libs = tmp_path / "libs"
-    libs.mkdir()
-    shared = K.default_kafka_classpath()
-    (libs / "kafka-controller.jar").symlink_to(shared)
+    libs = _libs(tmp_path)
     setup = K.resolve_setup(str(libs))
-    assert setup.kafka_jars == [libs / "kafka-controller.jar"] and setup.version == "3.9.0"
-    assert any(j.name.startswith("jackson-databind-") for j in setup.runtime_jars)  # from pyspark's jars/
+    assert setup.version == KAFKA_39 and setup.source == "--kafka-classpath" and setup.layer.name == "v3_9"
+    with pytest.raises(UsageError, match="contradicts"):
+        K.resolve_setup(str(libs), "4.4.0")
+    metadata_only = next(libs.glob("kafka-metadata-*.jar"))  # the controller's classes, no version file
+    with pytest.raises(K.KafkaSetupError, match="no kafka-clients jar"):
+        K.resolve_setup(str(metadata_only))
 
 
-def test_the_adapter_is_compiled_once_into_the_cache_and_keyed_by_the_classpath(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    setup = K.resolve_setup()
+def test_every_release_has_a_layer_and_the_newest_layer_not_newer_than_the_release_is_taken():
+    for r in kafka_releases.RELEASES:
+        layer = K.layer_for(r.version)
+        major, minor = (int(x) for x in layer.name[1:].split("_"))
+        assert (major, minor) <= tuple(int(x) for x in r.version.split(".")[:2])
+    assert K.layer_for("3.9.0").name == "v3_9"
+
+
+def test_the_adapter_is_compiled_once_into_the_cache_and_keyed_by_release_and_classpath(monkeypatch, tmp_path):
+    libs = _libs(tmp_path)  # before the cache moves: the jars stay where `kafka fetch` put them
+    setup = K.resolve_setup(str(libs))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first = K.compile_adapter(setup)
-    assert first.parent == tmp_path / "kreassign"
+    assert first.parent == tmp_path / "cache" / "kreassign" and first.name.startswith(f"kafka-adapter-{KAFKA_39}-")
     marker = first / "org/apache/kafka/controller/KreassignAdapter.class"
     mtime = marker.stat().st_mtime_ns
-    assert K.compile_adapter(K.resolve_setup()) == first and marker.stat().st_mtime_ns == mtime  # cached
-    assert [p.name for p in (tmp_path / "kreassign").iterdir()] == [first.name]  # no temp dir left behind
-    libs = tmp_path / "libs"
-    libs.mkdir()
-    shutil.copy(K.default_kafka_classpath(), libs / "k.jar")
-    assert K._cache_key(K.resolve_setup(str(libs))) != K._cache_key(setup)  # another classpath, another key
+    assert K.compile_adapter(K.resolve_setup(str(libs))) == first and marker.stat().st_mtime_ns == mtime  # cached
+    assert [p.name for p in (tmp_path / "cache" / "kreassign").iterdir()] == [first.name]  # no temp dir left behind
+    other = tmp_path / "other"
+    shutil.copytree(libs, other, symlinks=False)
+    assert K._cache_key(K.resolve_setup(str(other))) != K._cache_key(setup)  # another classpath, another key
 
 
 def test_a_failed_compilation_is_an_infrastructure_error(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    libs = _libs(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     broken = tmp_path / "KreassignAdapter.java"
     broken.write_text("package org.apache.kafka.controller; class KreassignAdapter { nope }")
-    monkeypatch.setattr(K, "ADAPTER_SOURCE", broken)
+    monkeypatch.setattr(K, "CORE_SOURCE", broken)
     with pytest.raises(K.KafkaSetupError, match="javac could not compile"):
-        K.compile_adapter(K.resolve_setup())
-    assert not any(p.name.startswith("kafka-adapter-") for p in (tmp_path / "kreassign").iterdir())
+        K.compile_adapter(K.resolve_setup(str(libs)))
+    assert not any(p.name.startswith("kafka-adapter-") for p in (tmp_path / "cache" / "kreassign").iterdir())
 
 
-def test_the_spec_carries_classpath_metadata_version_and_bug():
+def test_the_spec_carries_version_classpath_metadata_version_and_bug():
     assert K.parse_spec("kafka") == K.KafkaOptions()
-    o = K.parse_spec("kafka[metadata.version=3.5-IV2,classpath=/a/libs]")
-    assert (o.metadata_version, o.classpath, o.bug) == ("3.5-IV2", "/a/libs", None)
+    o = K.parse_spec("kafka[version=3.9.2,metadata.version=3.5-IV2,classpath=/a/libs]")
+    assert (o.kafka_version, o.metadata_version, o.classpath, o.bug) == ("3.9.2", "3.5-IV2", "/a/libs", None)
     assert K.parse_spec("kafka[bug=wrong-partition]").bug == "wrong-partition"
     assert K.make_spec("/x", "3.5-IV2") == "kafka[metadata.version=3.5-IV2,classpath=/x]"
-    assert K.make_spec(None, "3.9-IV0") == "kafka"
-    for bad in ("kafka[color=red]", "kafka[metadata.version=2.8-IV0]", "kafka[bug=nonsense]"):
+    assert K.make_spec(None, None, kafka_version="4.1.2") == "kafka[version=4.1.2]"
+    assert K.make_spec() == "kafka"
+    for bad in ("kafka[color=red]", "kafka[metadata.version=2.8-IV0]", "kafka[bug=nonsense]", "kafka[version=4.9.0]",
+                "kafka[version=4.0.2,metadata.version=3.3-IV0]"):  # 4.x dropped the levels before 3.3-IV3
         with pytest.raises(UsageError):
             K.parse_spec(bad)
 
@@ -106,15 +132,27 @@ def test_flags_without_impl_kafka_are_usage_errors(capsys):
     assert "--kafka-classpath: applies to --impl kafka only" in capsys.readouterr().err
     assert cli.main(["check", "--impl", "kafka", "--metadata-version", "9.9-IV9"]) == 2
     assert "--metadata-version" in capsys.readouterr().err
+    assert cli.main(["check", "--impl", "kafka", "--kafka-version", "4.0.2", "--metadata-version", "3.3-IV1"]) == 2
+    assert "not accepted by Kafka 4.0.2" in capsys.readouterr().err
+    assert cli.main(["check", "--kafka-version", "2.8.1"]) == 2
+    assert "--kafka-version" in capsys.readouterr().err
 
 
-def test_doctor_reports_java_and_kafka(capsys):
-    assert cli.main(["doctor"]) == 0
+def test_doctor_reports_java_maven_the_cache_and_the_release(capsys):
+    assert cli.main(["doctor", "--kafka-version", KAFKA_39]) == 0
     out = capsys.readouterr().out
-    assert "Kafka            3.9.0 (commit dd5272687e8adf9e)" in out and "javac" in out
-    assert cli.main(["doctor", "--json"]) == 0
-    import json
-
+    assert f"Kafka            {KAFKA_39} (commit" in out and "javac" in out and "maven" in out
+    assert f"Kafka {KAFKA_39}    cached" in out and "layer v3_9" in out
+    assert cli.main(["doctor", "--json", "--kafka-version", KAFKA_39]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["kafka_version"] == "3.9.0" and report["metadata_version"] == "3.9-IV0"
-    assert os.path.basename(report["kafka_classpath"][0]) == K.SHARED_JAR_NAME
+    assert report["kafka_version"] == KAFKA_39 and report["metadata_version"] == "3.9-IV0"
+    assert report["kafka_source"] == "maven cache" and report["adapter_layer"] == "v3_9"
+    assert any(c["version"] == KAFKA_39 for c in report["cached_releases"])
+
+
+def test_doctor_never_downloads_a_release_that_is_not_cached(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cli.main(["doctor", "--kafka-version", "4.1.2"]) == 3
+    captured = capsys.readouterr()
+    assert "Kafka 4.1.2 is not cached; run: kreassign kafka fetch 4.1.2" in captured.err
+    assert "not cached" in captured.out and not (tmp_path / "kreassign" / "kafka" / "4.1.2").exists()

@@ -245,6 +245,16 @@ def _cases() -> list[Case]:
         Case("spark-package-output-under-a-file", ["spark-package", "-o", "{tmp}/afile/k.zip"], 2, ["{tmp}/afile"]),
         Case("spark-package-no-venv-pack", ["spark-package", "--venv", "{tmp}/nope"], 2, ["--venv", "{tmp}/nope"]),
         Case("doctor-no-such-classpath", ["doctor", "--kafka-classpath", "{tmp}/nope"], 3, ["--kafka-classpath"]),
+        Case("doctor-unsupported-release", ["doctor", "--kafka-version", "2.8.1"], 2, ["--kafka-version", "2.8.1"]),
+        Case("kafka-fetch-not-a-version", ["kafka", "fetch", "latest"], 2, ["latest", "not a Kafka release"]),
+        Case("kafka-fetch-unsupported-minor", ["kafka", "fetch", "3.8.1"], 2, ["3.8.1", "not supported"]),
+        Case("kafka-fetch-nothing", ["kafka", "fetch"], 2, ["--all"]),
+        Case("kafka-no-action", ["kafka"], 2, ["fetch", "list"]),
+        Case("check-kafka-version-garbage", ["check", "--profile", "kraft", "--kafka-version", "4.4"], 2,
+             ["--kafka-version", "'4.4'"]),
+        Case("check-elr-on-3-9", ["check", "--profile", "kraft", "--kafka-version", "3.9.2", "--elr", "on"], 2,
+             ["elr", "4.0-IV1"]),
+        Case("check-min-insync-zero", ["check", "--profile", "kraft", "--min-insync", "0"], 2, ["min_insync"]),
     ]
     # -- oracle: a malformed line gets an error reply and the session goes on (exit 0) ------------------------
     o = ["oracle"]

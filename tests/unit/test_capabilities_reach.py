@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.adapters import ReferenceImplementation
 from kreassign.checker.oracle.server import Oracle
@@ -97,7 +97,9 @@ BROKEN = {"zk_versions": ["controller_cache_agrees_with_zookeeper"], "delete_top
 def jsonl(trace, states=None, logged=True) -> str:
     """A trace as an observed JSON-lines run (docs/validate-trace.md), real states; actions logged or not."""
     states = states or [s["kafka_state"] for s in trace.steps]
-    lines = [json.dumps({"initial_state": trace.initial["cluster"], "profile": trace.profile})]
+    header = {"initial_state": trace.initial["cluster"], "profile": trace.profile}
+    header.update({k: trace.bounds[k] for k in ("kafka_version", "elr") if k in trace.bounds})  # kraft's release
+    lines = [json.dumps(header)]
     lines += [json.dumps({"action": s["action"], "state": st} if logged else {"state": st})
               for s, st in zip(trace.steps, states)]
     return "\n".join(lines) + "\n"
@@ -106,8 +108,8 @@ def jsonl(trace, states=None, logged=True) -> str:
 def reference_step(trace, k):
     """The reference's real state after step k, from the trace's real state before it."""
     before = trace.steps[k - 1]["kafka_state"] if k > 0 else trace.initial["cluster"]
-    return to_json(apply_action(profile(trace.profile), state_from_json(before),
-                                decode_action(trace.steps[k]["action"], "action")).state)
+    prof = ReassignmentModel(trace.profile, bounds_from_mapping(dict(trace.bounds))).profile  # at its release
+    return to_json(apply_action(prof, state_from_json(before), decode_action(trace.steps[k]["action"], "action")).state)
 
 
 @pytest.fixture(scope="module")
@@ -252,8 +254,8 @@ REFERENCE_TRACES = {  # a property Kafka breaks under each flag (its finding dro
                     "superseded_reassignment_never_resumed"),
     "zk_broker_replicas": ("zk", Bounds(brokers=2, rf=1, reassigns=1, cancels=0, failures=1, failovers=0,
                                         broker_replicas=True), "no_stray_replicas"),
-    "kraft_actions": ("kraft", Bounds(brokers=2, rf=2, reassigns=0, cancels=0, kraft_actions=("restart",)),
-                      "restart_moves_leadership"),
+    "kraft_actions": ("kraft", Bounds(brokers=2, rf=2, reassigns=0, cancels=0, kraft_actions=("restart",),
+                                      kafka_version="3.9.2"), "restart_moves_leadership"),  # Kafka 3.9's finding
 }
 
 

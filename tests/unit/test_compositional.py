@@ -4,6 +4,9 @@ Each configuration is small enough for both: the verdicts, the shortest countere
 finding lengths must be equal, and the compositional search smaller. Planted bugs (on any
 partition) must be caught the same way, and each condition the mode relies on has a variant
 that breaks it and is refused.
+
+The kraft configurations with pinned verdicts are pinned to Kafka 3.9.2 (where they were measured);
+the newest release (4.4.0: the 4.3+ completion rule, ELR on by default) is compared too.
 """
 
 from __future__ import annotations
@@ -40,13 +43,20 @@ def _both(profile, bounds, model=None, monkeypatch=None, liveness=True):
     return whole, parts
 
 
+OLD = "3.9.2"  # the 3.8-4.2 rules, where the kraft verdicts below were measured
+KRAFT = replace(DEFAULT_SUITE["kraft"], kafka_version=OLD)
+
 CONFIGS = [
-    ("kraft", replace(DEFAULT_SUITE["kraft"], partitions=2)),
+    ("kraft", replace(KRAFT, partitions=2)),
     ("kraft-3.7", replace(DEFAULT_SUITE["kraft-3.7"], partitions=2)),
     ("kip455", replace(DEFAULT_SUITE["kip455"], partitions=2)),
-    ("kraft", replace(DEFAULT_SUITE["kraft"], partitions=2, brokers=4, rf=3)),
-    ("kraft", replace(DEFAULT_SUITE["kraft"], partitions=2, initial=((1, 2), (2, 3)))),  # two projections
-    ("kraft", Bounds(partitions=3, brokers=3, rf=2, failures=1, failovers=1)),
+    ("kraft", replace(KRAFT, partitions=2, brokers=4, rf=3)),
+    ("kraft", replace(KRAFT, partitions=2, initial=((1, 2), (2, 3)))),  # two projections
+    ("kraft", Bounds(partitions=3, brokers=3, rf=2, failures=1, failovers=1, kafka_version=OLD)),
+    # 4.4.0 and its default, ELR on (the kernels decline): the 4.3+ completion rule's liveness finding
+    # (stale_adding_never_completes), and with min.insync.replicas 2 an ISR shrink leaves an eligible replica
+    ("kraft", replace(DEFAULT_SUITE["kraft"], partitions=2, kafka_version="4.4.0")),
+    ("kraft", replace(DEFAULT_SUITE["kraft"], partitions=2, kafka_version="4.4.0", min_insync=2)),
 ]
 
 
@@ -133,8 +143,8 @@ def test_refused_when_an_idle_partition_matches_a_finding(monkeypatch):
     monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
     everywhere = Finding("matches_everything", "leader_in_isr", ("kraft",), lambda s: True, "planted", {})
     real = C.findings_for
-    monkeypatch.setattr(C, "findings_for", lambda profile, name: (everywhere,) if name == "leader_in_isr"
-                        else real(profile, name))
+    monkeypatch.setattr(C, "findings_for", lambda profile, name, release=None: (everywhere,)
+                        if name == "leader_in_isr" else real(profile, name, release))
     model = planted("kraft", leader_leaves_isr)  # leader_in_isr fails somewhere, so its findings matter
     with pytest.raises(C.CompositionError, match="matches a partition no admin touched"):
         check_model("kraft", Bounds(partitions=2, brokers=3, rf=2, failures=1),

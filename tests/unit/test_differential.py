@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import os
 import shlex
 import sys
@@ -32,7 +33,8 @@ BUGGY_EXEC = ADAPTER + " --bug cancel-keeps-adding-in-isr"
 BUGGY_MODULE = f"{os.path.join(EXAMPLES, 'buggy_kraft.py')}:BuggyKraft"
 REFERENCE_EXEC = f"exec:{PY} -m kreassign.checker.oracle.adapters"
 
-SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
+#: the examples (docs/examples) implement Kafka 3.9's rules: the reference at that release
+SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, kafka_version="3.9.2")
 
 
 def verdicts(result):
@@ -51,14 +53,15 @@ def test_field_diff_names_each_differing_field():
     assert field_diff(a, a) == []
 
 
-@pytest.mark.parametrize("spec", [ADAPTER, REFERENCE_EXEC])
-def test_a_correct_implementation_passes_in_lockstep(tmp_path, spec):
+@pytest.mark.parametrize("spec,bounds", [(ADAPTER, SMALL), (REFERENCE_EXEC, replace(SMALL, kafka_version=""))],
+                         ids=["standalone-adapter-3.9", "reference-served-newest"])
+def test_a_correct_implementation_passes_in_lockstep(tmp_path, spec, bounds):
     factory = differential_factory(spec)
     try:
-        result = check_model("kraft", SMALL, factory=factory, out_dir=str(tmp_path))
+        result = check_model("kraft", bounds, factory=factory, out_dir=str(tmp_path))
     finally:
         factory.close()
-    plain = check_model("kraft", SMALL, out_dir=str(tmp_path / "plain"))
+    plain = check_model("kraft", bounds, out_dir=str(tmp_path / "plain"))
     status = verdicts(result)
     assert status[MATCH_PROPERTY] == HOLDS
     assert VIOLATED not in status.values()
@@ -84,7 +87,8 @@ def test_the_standalone_adapter_follows_the_reference_with_elections_and_the_log
 def test_the_buggy_implementation_is_caught_and_its_trace_replays(tmp_path, spec):
     factory = differential_factory(spec)
     try:
-        result = check_model("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1), factory=factory,
+        result = check_model("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, kafka_version="3.9.2"),
+                             factory=factory,
                              out_dir=str(tmp_path))
     finally:
         factory.close()
@@ -115,7 +119,8 @@ def test_the_buggy_implementation_is_caught_and_its_trace_replays(tmp_path, spec
 
 
 def test_kraft_37_is_another_implementation_of_kraft():
-    model = DifferentialModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, cancels=0), ReferenceImplementation("kraft-3.7"))
+    model = DifferentialModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, cancels=0, kafka_version="3.9.2"),
+                              ReferenceImplementation("kraft-3.7"))
     from kreassign.checker.check.run import find_violations
 
     _, found = find_violations(model, keep_graph=False)
@@ -162,7 +167,7 @@ def test_quota_profiles_are_refused():
 def test_cli_check_and_replay_with_impl(tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["check", "--profile", "kraft", "--brokers", "3", "--reassigns", "1", "--cancels", "1",
-                 "--failures", "0", "--impl", BUGGY_MODULE, "--out", str(out), "--json"])
+                 "--failures", "0", "--kafka-version", "3.9.2", "--impl", BUGGY_MODULE, "--out", str(out), "--json"])
     assert code == 1
     report = json.loads(capsys.readouterr().out)
     props = report["results"][0]["properties"]

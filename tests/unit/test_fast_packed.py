@@ -5,6 +5,11 @@ the replication layer, elections — the packed model must list the same edges (
 successor) as ReassignmentModel, decide every property the same way on every state and
 edge, and `check_model` must give the same verdicts and counterexample lengths with the
 packed path on and off. A deliberately broken profile must be caught on the packed path.
+
+The kraft profile follows a Kafka release (reference/kraft.py): the configurations are pinned to
+3.9.2 (`OLD`, where the counts below were measured; the kraft kernels answer there), and a few
+run at 4.4.0 with ELR off (the 4.3+ completion rule, the kernels answer) and with its default ELR
+on (the kernels decline, the reference answers).
 """
 
 from __future__ import annotations
@@ -22,18 +27,28 @@ from kreassign.checker.models.packed import NotPackable, PackedReassignment, pac
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.reference.kraft import KraftProfile
 
+OLD = "3.9.2"  # the 3.8-4.2 rules, where the counts pinned here were measured
+NEW_ELR_OFF = {"kafka_version": "4.4.0", "elr": "off"}  # the 4.3+ completion rule (KAFKA-19975), kernels on
+
 SMALL = [
-    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)),
-    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2)),
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, kafka_version=OLD)),
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2, kafka_version=OLD)),
     ("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
     ("kip455", Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=1, partitions=2)),
     ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=0, failures=0, failovers=1, replication=True,
-                     elections=("PREFERRED", "UNCLEAN"), unclean=True)),
+                     elections=("PREFERRED", "UNCLEAN"), unclean=True, kafka_version=OLD)),
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, **NEW_ELR_OFF)),
+    # 4.4.0's default, ELR on, where it acts: min.insync.replicas 2 (a shrink leaves an eligible replica)
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=2, partitions=2, min_insync=2)),
 ]
 
 
 def _ids(cases):
-    return [f"{p}-p{b.partitions}-b{b.brokers}{'-repl' if b.replication else ''}" for p, b in cases]
+    def release(b):
+        return f"-{b.kafka_version or 'newest'}{'-elr-' + b.elr if b.elr else ''}"
+
+    return [f"{p}-p{b.partitions}-b{b.brokers}{'-repl' if b.replication else ''}"
+            f"{release(b) if p == 'kraft' else ''}" for p, b in cases]
 
 
 @pytest.mark.parametrize("profile,bounds", SMALL, ids=_ids(SMALL))
@@ -103,7 +118,9 @@ def _verdicts(result):
 
 @pytest.mark.parametrize("profile,bounds", [
     ("kraft-3.7", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1)),  # a liveness finding
-    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2)),
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, partitions=2, kafka_version=OLD)),
+    ("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1, **NEW_ELR_OFF)),  # liveness finding
+    ("kraft", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=2, min_insync=2)),  # 4.4.0, ELR on
     ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
     ("kip455", Bounds(brokers=4, rf=2, reassigns=2, cancels=0, failures=1)),  # leaderless_for_good (liveness)
 ])
@@ -116,14 +133,21 @@ def test_check_verdicts_equal_with_and_without_the_packed_path(profile, bounds, 
 
 
 class CompletesEarly(KraftProfile):
-    """Broken on purpose: completes a reassignment whatever the ISR holds."""
+    """Broken on purpose: completes a reassignment whatever the ISR holds. At 3.9.2: from 4.3 on the
+    release's own rule (KAFKA-19975) is set on the instance, over this one."""
 
-    completion_rule = staticmethod(lambda r, i, adding: True)
+    completion_rule = staticmethod(lambda r, i, adding, removing=(): True)
+
+    def __init__(self):
+        super().__init__(kafka_version=OLD)
 
 
 def test_a_broken_profile_is_caught_on_the_packed_path():
     bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
     model = ReassignmentModel(CompletesEarly(), bounds)
+    assert model.profile.completion_rule is CompletesEarly.completion_rule  # the planted rule is the one used
+    real = packed_explorer(ReassignmentModel(KraftProfile(kafka_version=OLD), bounds))
+    assert "completion_reaches_target" not in real.violations  # (the contrast)
     assert packable(model)
     fast = packed_explorer(model)
     slow = explore(ReassignmentModel(CompletesEarly(), bounds))
@@ -143,8 +167,29 @@ def test_profiles_with_controller_wide_state_stay_on_the_object_engine():
         PackedReassignment(ReassignmentModel("zk", Bounds()))
 
 
+def test_elr_reading_partition_0_keeps_the_object_engine(monkeypatch):
+    """With ELR on a partition's change reads the topic's effective min ISR, min(min.insync.replicas,
+    partition 0's replica count): where min.insync.replicas can exceed partition 0's replicas the partitions
+    are not local, and the packed path (whose one-partition model is its own partition 0) must not run."""
+    from dataclasses import replace
+
+    from kreassign.checker.models import packed as packed_module
+
+    across = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=2, partitions=2, min_insync=3)
+    assert ReassignmentModel("kraft", across).profile.elr
+    assert not packable(ReassignmentModel("kraft", across))
+    assert packable(ReassignmentModel("kraft", replace(across, partitions=1)))  # its own partition 0
+    assert packable(ReassignmentModel("kraft", replace(across, min_insync=2)))  # never above partition 0's
+    assert packable(ReassignmentModel("kraft", replace(across, elr="off")))  # no min ISR read
+    # the contrast: the packed path run anyway reaches other states than the cluster does
+    monkeypatch.setattr(packed_module, "_min_isr_partition_local", lambda model: True)
+    model = ReassignmentModel("kraft", across)
+    fast, slow = packed_explorer(model), explore(model)
+    assert (fast.states, fast.transitions) != (slow.states, slow.transitions)
+
+
 def test_concretize_refuses_a_path_the_reference_does_not_take():
-    model = ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=2))
+    model = ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, kafka_version=OLD))
     packed = PackedReassignment(model)
     result = explore_packed(packed, liveness=False)
     path = packed_explorer(model).violations["adding_removing_disjoint"].path
@@ -157,7 +202,8 @@ def test_concretize_refuses_a_path_the_reference_does_not_take():
 
 
 def test_run_limits_stop_the_packed_search():
-    model = ReassignmentModel("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1))
+    model = ReassignmentModel("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1,
+                                              kafka_version=OLD))
     capped = packed_explorer(model, max_states=100)
     assert not capped.complete and capped.states == 100 and capped.stopped == "max-states"
     watched = packed_explorer(model, watch=lambda n: "max-memory: test" if n > 50 else None)
@@ -165,7 +211,8 @@ def test_run_limits_stop_the_packed_search():
 
 
 @pytest.mark.parametrize("profile,bounds", [
-    ("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1, failovers=1)),
+    ("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1, failovers=1, kafka_version=OLD)),
+    ("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1, **NEW_ELR_OFF)),
     ("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, partitions=2)),
     ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
 ])
@@ -178,23 +225,33 @@ def test_budget_subsumption_keeps_safety_verdicts_and_lengths(profile, bounds, m
 
 
 def test_subsumption_is_off_when_liveness_needs_the_graph():
-    model = ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, failovers=1))
+    model = ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=2, failovers=1, kafka_version=OLD))
     full = explore_packed(PackedReassignment(model), liveness=True)
     asked = explore_packed(PackedReassignment(model), liveness=True, subsume=True)
     assert (asked.states, asked.transitions) == (full.states, full.transitions)
 
 
-def test_check_cli_flags_of_the_packed_path(monkeypatch, tmp_path, capsys):
+#: the default bounds' counts at each rule set: 3.9.2's are the TLA+ twin's; 4.4.0's (the 4.3+ completion
+#: rule; the same with ELR on and off here) were measured with the kernels, the reference alone (--no-kernel)
+#: and the object engine (--no-fast), all three equal
+CLI_COUNTS = [(["--kafka-version", OLD], (4541, 18595, 12)),
+              (["--kafka-version", "4.4.0", "--elr", "off"], (5193, 21354, 12)),
+              (["--kafka-version", "4.4.0"], (5193, 21354, 12))]
+
+
+@pytest.mark.parametrize("release,counts", CLI_COUNTS, ids=["3.9", "4.4-elr-off", "4.4-elr-on"])
+def test_check_cli_flags_of_the_packed_path(release, counts, monkeypatch, tmp_path, capsys):
     import json
 
     from kreassign.cli import main
 
     for name in ("KREASSIGN_WORKERS", "KREASSIGN_FAST", "KREASSIGN_SUBSUME"):
         monkeypatch.setenv(name, "")  # restored after the test: the CLI sets them for its process
-    common = ["check", "--profile", "kraft", "--no-liveness", "--no-minimize", "--json", "--out", str(tmp_path)]
+    common = ["check", "--profile", "kraft", *release, "--no-liveness", "--no-minimize", "--json",
+              "--out", str(tmp_path)]
     assert main(common + ["--workers", "2"]) == 0
     full = json.loads(capsys.readouterr().out)["results"][0]
-    assert (full["states"], full["transitions"], full["depth"]) == (4541, 18595, 12)  # the TLA+ twin's counts
+    assert (full["states"], full["transitions"], full["depth"]) == counts
     assert main(common + ["--subsume"]) == 0
     reduced = json.loads(capsys.readouterr().out)["results"][0]
     assert reduced["states"] < full["states"]

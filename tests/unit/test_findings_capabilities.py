@@ -38,6 +38,7 @@ def test_each_capability_finding_is_declared():
     assert declared == {
         ("moving_replicas_throttled", "clear_all_throttles_mid_move"),
         ("moving_replicas_throttled", "execute_counts_joined_replica_as_source"),
+        ("throttles_eventually_cleared", "stale_adding_never_completes"),  # kraft 4.3+ (KAFKA-19975)
         ("moving_replicas_throttled", "override_throttled_before_step_u"),
         ("created_partitions_get_replication_factor", "created_with_reassigning_replica_count"),
         ("no_in_sync_log_deleted", "last_isr_log_deleted"),
@@ -116,7 +117,7 @@ class DeletesFollowerLogs(BrokerReplicaManager):
 class Kraft37NeverCompletesAMove(Kraft37Profile):
     """Broken on purpose: a reassignment that adds a replica never completes (not the stale adding one)."""
 
-    completion_rule = staticmethod(lambda r, i, adding: not adding)
+    completion_rule = staticmethod(lambda r, i, adding, removing=(): not adding)
 
 
 def _rf_plus_one(topic):

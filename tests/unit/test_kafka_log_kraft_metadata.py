@@ -20,6 +20,7 @@ import pytest
 from kreassign.checker.traces.kraft_metadata import check_metadata, parse_metadata_log, partition_diff
 from kreassign.checker.traces.validation import guess_format, validate_text
 from kreassign.reference import profile
+from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.codec import state_from_json
 
 from kreassign.cli import main
@@ -176,10 +177,13 @@ def test_the_completion_rule_tells_kraft_from_kraft_37():
                                       addingReplicas=[])]])
     waits = dump(start + [[change(0, isr=[1, 2, 4])]])
     assert validate_text(completes, "kraft-metadata", "kraft-3.7").verdict == "VALID"
-    assert validate_text(waits, "kraft-metadata", "kraft").verdict == "VALID"
-    wrong = validate_text(completes, "kraft-metadata", "kraft")
+    assert validate_text(waits, "kraft-metadata", "kraft", kafka_version="3.9.2").verdict == "VALID"
+    wrong = validate_text(completes, "kraft-metadata", "kraft", kafka_version="3.9.2")
     assert wrong.verdict == "INVALID" and wrong.finding.record.line == len(lines_of(completes))
     assert validate_text(waits, "kraft-metadata", "kraft-3.7").verdict == "INVALID"
+    # Kafka 4.3 (KAFKA-19975) completes again once the adding replica is in sync, unless the RF shrinks
+    assert validate_text(completes, "kraft-metadata", "kraft", kafka_version="4.3.1").verdict == "VALID"
+    assert validate_text(waits, "kraft-metadata", "kraft", kafka_version="4.3.1").verdict == "INVALID"
 
 
 def test_topic_deletion_and_partitions_created_before_the_log_are_inconclusive(tmp_path, capsys):
@@ -280,7 +284,7 @@ def test_real_fixtures(path):
     """Kafka 3.9's own controller records (tests/fixtures/kraft_metadata/README.md): VALID under kraft, every
     step's state reached at its last offset (epochs included), and a tampered copy INVALID at that record."""
     text = path.read_text()
-    result = check_metadata(parse_metadata_log(text), profile("kraft"), keep_states=True)
+    result = check_metadata(parse_metadata_log(text), KraftProfile(kafka_version="3.9.2"), keep_states=True)
     assert result.verdict == "VALID", (result.finding, result.not_understood)
     side = json.loads(path.with_suffix(".json").read_text())
     checked = 0

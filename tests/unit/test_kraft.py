@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kreassign.reference import profile
-from kreassign.reference.kraft import kraft_plan
+from kreassign.reference.kraft import KraftProfile, kraft_plan
 from kreassign.spec import messages as M
 from kreassign.spec.actions import (
     PREFERRED,
@@ -30,7 +30,7 @@ from kreassign.spec.messages import (
 )
 from kreassign.spec.state import NO_LEADER, Broker, make_cluster
 
-KRAFT = profile("kraft")
+KRAFT = KraftProfile(kafka_version="3.9.2")  # the rules of 3.8 - 4.2 these tests pin (4.x: test_kraft_releases.py)
 KRAFT37 = profile("kraft-3.7")
 
 

@@ -24,7 +24,7 @@ from kreassign.spec import messages as M
 
 from kreassign.cli import main
 
-SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=0, kraft_actions=CONTROLLER_ACTIONS)
+SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=0, kraft_actions=CONTROLLER_ACTIONS, kafka_version="3.9.2")  # the release of the restart finding (3.9 only)
 RESTART = next(f for f in F.FINDINGS if f.property == "restart_moves_leadership")
 
 
@@ -54,7 +54,7 @@ def test_other_profiles_refuse_the_bound():
 
 
 def test_the_packed_engine_refuses_it():
-    assert packable(ReassignmentModel("kraft", Bounds()))
+    assert packable(ReassignmentModel("kraft", Bounds(kafka_version="3.9.2")))
     assert not packable(ReassignmentModel("kraft", replace(SMALL, kraft_actions=("restart",))))
 
 
@@ -70,6 +70,7 @@ def test_the_real_profile_keeps_three_properties_and_the_restart_finding_is_know
 def test_the_finding_is_expected_at_its_bounds_and_its_trace_replays():
     at = Bounds(**RESTART.at)
     assert expected_at(RESTART, at, "kraft") and expected_at(RESTART, replace(at, brokers=4, reassigns=2), "kraft")
+    assert RESTART.occurs_in("kraft", "3.9.2") and not RESTART.occurs_in("kraft", "4.0.2")  # KAFKA-18106
     assert not expected_at(RESTART, replace(at, kraft_actions=()), "kraft")
     for profile in RESTART.profiles:
         trace = read_trace(RESTART.trace_file(profile))
@@ -102,8 +103,8 @@ class RestartTakesLeadership(KraftProfile):
 
 @pytest.mark.parametrize("prof,prop,steps", [
     # replicas [2,3,1] still led by 1 while 2, the preferred replica, is live and in the ISR
-    (BalanceDoesNothing(), "balance_elects_preferred", ["Reassign(t-0 -> [2,3])", "BalanceLeaders()"]),
-    (RestartTakesLeadership(), "restart_moves_leadership", ["BrokerRestart(2)"]),  # 2 took t-0 from 1
+    (BalanceDoesNothing(kafka_version="3.9.2"), "balance_elects_preferred", ["Reassign(t-0 -> [2,3])", "BalanceLeaders()"]),
+    (RestartTakesLeadership(kafka_version="3.9.2"), "restart_moves_leadership", ["BrokerRestart(2)"]),  # 2 took t-0 from 1
 ])
 def test_a_planted_bug_is_unexpected(prof, prop, steps, tmp_path):
     result = check_model("kraft", SMALL, factory=lambda _p, b: ReassignmentModel(prof, b), out_dir=str(tmp_path))
@@ -116,7 +117,7 @@ def test_a_planted_bug_is_unexpected(prof, prop, steps, tmp_path):
 
 def test_cli_exit_codes(tmp_path, capsys):
     flags = ["check", "--profile", "kraft", "--brokers", "3", "--reassigns", "1", "--cancels", "0",
-             "--out", str(tmp_path), "--no-liveness"]
+             "--kafka-version", "3.9.2", "--out", str(tmp_path), "--no-liveness"]
     assert main(flags + ["--kraft-actions", "restart,balance-leaders"]) == 0
     assert "known kraft restart_moves_leadership" in capsys.readouterr().out
     assert main(flags + ["--kraft-actions", "restart,reboot"]) == 2

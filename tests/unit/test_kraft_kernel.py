@@ -7,6 +7,12 @@ answered by the kernel and by the reference (`reference_compute`) and the answer
 bits). Whole runs must give the same counts and verdicts with the kernel on and off. The kernel must
 stand aside wherever it was not compared, and a kernel broken on purpose must be caught both by the
 differential comparison and by the spot checks a search runs (`CHECK_EVERY`).
+
+The kraft profile follows a Kafka release (reference/kraft.py): the kernels serve its two rule sets
+with ELR off, so every comparison runs at both — the 3.8-4.2 rule (`OLD`, 3.9.2: every target
+replica in the ISR), where the expectations below were measured, and the 4.3+ rule (`NEW`, 4.4.0
+with ELR off: the adding replicas in the ISR, every target only when the replication factor shrinks,
+KAFKA-19975). With ELR on (4.4.0's default) the kernels decline and the reference answers.
 """
 
 from __future__ import annotations
@@ -15,7 +21,12 @@ import random
 from dataclasses import replace
 
 import pytest
-from kreassign.checker.check.run import _NotThisFinding, engine_properties, reassignment_factory
+from kreassign.checker.check.run import (
+    _NotThisFinding,
+    engine_properties,
+    model_release,
+    reassignment_factory,
+)
 from kreassign.checker.explore.packed_bfs import explore_packed
 from kreassign.checker.models import kraft_kernel as K
 from kreassign.checker.models.bounds import bounds_from_mapping
@@ -31,29 +42,55 @@ from test_property_mutants import MUTANTS, planted  # the real profile with ever
 PRE_36 = "3.5-IV2"  # a metadata.version before 3.6-IV0: the leader epoch is bumped on an ISR shrink
 assert KraftProfile(metadata_version=PRE_36).bump_leader_epoch_on_isr_shrink  # (the configs below rely on it)
 
+#: the kraft profile's two rule sets the kernels serve (ELR off): 3.8-4.2 and 4.3+ (KAFKA-19975)
+OLD, NEW = "3.9.2", "4.4.0"
+assert KraftProfile(kafka_version=OLD).completion_rule is not KraftProfile(kafka_version=NEW).completion_rule
+assert not KraftProfile(kafka_version=OLD).elr and KraftProfile(kafka_version=NEW).elr  # NEW's default: ELR
+AT_OLD = {"kafka_version": OLD}
+AT_NEW = {"kafka_version": NEW, "elr": "off"}
+
 #: (id, profile name or object, bounds); together: both profiles, RF 1-3, 3-4 brokers, one or two
 #: reassigns, a cancel, one or two failures, a failover, unclean topics, no ISR changes, two
-#: partitions, the pre-3.6 epoch bump, targets "all" and "permutations"
+#: partitions, the pre-3.6 epoch bump, targets "all" and "permutations"; the kraft ones at the 3.8-4.2
+#: rule (OLD) and again at the 4.3+ rule (NEW, ELR off)
 CONFIGS = [
-    ("kraft-rf1", "kraft", {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1}),
+    ("kraft-rf1", "kraft", {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1, **AT_OLD}),
     ("kraft-rf1-unclean", "kraft",
-     {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1, "unclean": True}),
+     {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1, "unclean": True, **AT_OLD}),
     ("kraft37-rf2-perm", "kraft-3.7",
      {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, "targets": "permutations"}),
     ("kraft37-b4-rf2", "kraft-3.7", {"brokers": 4, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1}),
     ("kraft-b4-rf3-failover", "kraft",
-     {"brokers": 4, "rf": 3, "reassigns": 1, "cancels": 1, "failures": 2, "failovers": 1}),
+     {"brokers": 4, "rf": 3, "reassigns": 1, "cancels": 1, "failures": 2, "failovers": 1, **AT_OLD}),
     ("kraft-unclean-perm", "kraft",
      {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 2, "unclean": True,
-      "targets": "permutations"}),
+      "targets": "permutations", **AT_OLD}),
     ("kraft37-no-isr-changes", "kraft-3.7",
      {"brokers": 4, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, "isr_changes": False}),
     ("kraft-2-partitions", "kraft",
-     {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 1, "partitions": 2}),
-    ("kraft-pre36-perm", KraftProfile(metadata_version=PRE_36),
+     {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 1, "partitions": 2, **AT_OLD}),
+    ("kraft-pre36-perm", KraftProfile(kafka_version=OLD, metadata_version=PRE_36),
      {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, "targets": "permutations"}),
     ("kraft37-pre36-rf3-unclean", Kraft37Profile(metadata_version=PRE_36),
      {"brokers": 4, "rf": 3, "reassigns": 2, "cancels": 1, "failures": 2, "unclean": True}),
+    ("kraft-b4-rf2", "kraft", {"brokers": 4, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, **AT_OLD}),
+    # the 4.3+ completion rule (KAFKA-19975), ELR off
+    ("kraft44-rf1", "kraft", {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1, **AT_NEW}),
+    ("kraft44-rf1-unclean", "kraft",
+     {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1, "unclean": True, **AT_NEW}),
+    ("kraft44-b4-rf2", "kraft",
+     {"brokers": 4, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, **AT_NEW}),
+    ("kraft44-b4-rf3-failover", "kraft",
+     {"brokers": 4, "rf": 3, "reassigns": 1, "cancels": 1, "failures": 2, "failovers": 1, **AT_NEW}),
+    ("kraft44-unclean-perm", "kraft",
+     {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 2, "unclean": True,
+      "targets": "permutations", **AT_NEW}),
+    ("kraft44-no-isr-changes", "kraft",
+     {"brokers": 4, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, "isr_changes": False, **AT_NEW}),
+    ("kraft44-2-partitions", "kraft",
+     {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 1, "partitions": 2, **AT_NEW}),
+    ("kraft44-pre36-perm", KraftProfile(kafka_version=NEW, metadata_version=PRE_36, elr=False),
+     {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, "targets": "permutations"}),
 ]
 CONFIG = {c[0]: c[1:] for c in CONFIGS}
 
@@ -62,7 +99,7 @@ def _model(profile, mapping):
     """The model with the engine's properties as check/run.py hands them (split by findings), so the
     kernel is asked the findings' signatures too, not only the base properties."""
     model = reassignment_factory(profile, bounds_from_mapping(mapping))
-    props = engine_properties(list(model.properties()), model.profile.name)
+    props = engine_properties(list(model.properties()), model.profile.name, model_release(model))
     model.properties = lambda: props
     return model
 
@@ -126,29 +163,33 @@ def test_kernel_answers_every_situation_like_the_reference(name):
     assert not bad, _describe(packed, bad)
 
 
-def test_the_comparison_covers_actions_and_violations():
+@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft44-b4-rf2"])
+def test_the_comparison_covers_actions_and_violations(name):
     """The answers compared are not trivial: rows of every action kind, and property bits that fail."""
-    packed, asked, result = _explore_recording(_model(*CONFIG["kraft37-b4-rf2"]))
+    packed, asked, result = _explore_recording(_model(*CONFIG[name]))
     assert not _mismatches(packed, asked)
     kinds = {type(packed.codes[a] if type(a) is int else a).__name__
              for key in asked for _, a, _, _, _ in packed.kernel.compute(*key)[0]}
     assert kinds >= {"Reassign", "Cancel", "LeaderExpandIsr", "LeaderShrinkIsr", "BrokerFail", "BrokerRecover"}
-    # findings occur here (kraft-3.7): some bits the kernel computes are off on some situations
+    # findings occur here (kraft-3.7, and kraft from 4.3: a completion with a retained target out of the ISR):
+    # some bits the kernel computes are off on some situations
     assert any("::" in n for n in result.violations)
 
 
-def test_edge_predicates_agree_where_a_broken_rule_makes_them_fail():
+@pytest.mark.parametrize("release", [OLD, NEW])
+def test_edge_predicates_agree_where_a_broken_rule_makes_them_fail(release):
     """On the real profiles some edge properties never fail; a subclass whose Reassign drops the leader
     makes admin_action_keeps_a_leader fail, and the kernel (forced: it stands aside for subclasses) must
-    still agree with the reference there."""
+    still agree with the reference there (at both rule sets, ELR off)."""
 
     class DropsLeader(KraftProfile):
-        def change_reassignment(self, state, part, target):
-            rec = super().change_reassignment(state, part, target)
+        def change_reassignment(self, state, part, target, *more):
+            rec = super().change_reassignment(state, part, target, *more)
             return {**rec, "leader": NO_LEADER} if rec else rec
 
     packed, asked, result = _explore_recording(
-        _model(DropsLeader(), {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 1}))
+        _model(DropsLeader(kafka_version=release, elr=False),
+               {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 1}))
     assert packed.kernel is None
     assert "admin_action_keeps_a_leader" in result.violations  # the rule's failure is reachable
     packed.kernel = KraftKernel(packed)
@@ -191,7 +232,8 @@ def _summary(result):
             "stuck": {n: len(s) for n, s in result.stuck.items()}}
 
 
-@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft-b4-rf3-failover", "kraft-pre36-perm"])
+@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft-b4-rf3-failover", "kraft-pre36-perm",
+                                  "kraft44-b4-rf2", "kraft44-b4-rf3-failover"])
 def test_whole_runs_agree_with_the_kernel_on_and_off(name, monkeypatch):
     profile, mapping = CONFIG[name]
     on = PackedReassignment(_model(profile, mapping), workers=1)
@@ -206,6 +248,9 @@ def test_whole_runs_agree_with_the_kernel_on_and_off(name, monkeypatch):
 
 
 # -- 2. where the kernel stands aside -------------------------------------------------------------
+
+
+ELR_REASON = "eligible leader replicas (ELR)"
 
 
 class KraftVariant(KraftProfile):
@@ -227,7 +272,7 @@ def _with_edge_check_replaced(packed):
 def _with_own_signature():
     """A finding split off a property with a signature the kernel does not implement (a wrapper of a
     real one: the same meaning, but the kernel cannot know that)."""
-    model = reassignment_factory("kraft", bounds_from_mapping({}))
+    model = reassignment_factory("kraft", bounds_from_mapping(AT_OLD))
     props = list(model.properties())
     base = next(p for p in props if p.name == "adding_removing_disjoint")
     props.append(replace(base, name=base.name + "::mine",
@@ -236,49 +281,102 @@ def _with_own_signature():
     return model
 
 
+def _kraft(mapping):
+    """The kraft model at the bounds `mapping`, at OLD (ELR off): each case below stands aside for its own
+    reason, not for ELR (its own case)."""
+    return reassignment_factory("kraft", bounds_from_mapping({**AT_OLD, **mapping}))
+
+
+#: case -> (the model, a patch of the packed model or None, the reason `_unmodelled` gives)
 APART = {
-    "subclass": (lambda: reassignment_factory(KraftVariant(), bounds_from_mapping({})), None),
-    "subclass-3.7": (lambda: reassignment_factory(Kraft37Variant(), bounds_from_mapping({})), None),
-    "kip455": (lambda: reassignment_factory("kip455", bounds_from_mapping({})), None),
-    "elections": (lambda: reassignment_factory("kraft", bounds_from_mapping({"elections": ["PREFERRED"]})), None),
-    "replication": (lambda: reassignment_factory("kraft", bounds_from_mapping({"replication": True})), None),
-    "leader-balance": (lambda: reassignment_factory("kraft", bounds_from_mapping({"leader_balance": True})), None),
-    "controller-actions": (lambda: reassignment_factory(KraftProfile(controller_actions=("restart",)),
-                                                        bounds_from_mapping({})), None),
-    "own-signature": (_with_own_signature, None),
-    "always-check-replaced": (lambda: reassignment_factory("kraft", bounds_from_mapping({})),
-                              _with_always_check_replaced),
-    "edge-check-replaced": (lambda: reassignment_factory("kraft", bounds_from_mapping({})),
-                            _with_edge_check_replaced),
+    "subclass": (lambda: reassignment_factory(KraftVariant(kafka_version=OLD), bounds_from_mapping({})), None,
+                 "profile class KraftVariant"),
+    "subclass-3.7": (lambda: reassignment_factory(Kraft37Variant(), bounds_from_mapping({})), None,
+                     "profile class Kraft37Variant"),
+    "kip455": (lambda: reassignment_factory("kip455", bounds_from_mapping({})), None, "profile class"),
+    "elections": (lambda: _kraft({"elections": ["PREFERRED"]}), None, "bound elections"),
+    "replication": (lambda: _kraft({"replication": True}), None, "bound replication"),
+    "leader-balance": (lambda: _kraft({"leader_balance": True}), None, "bound leader_balance"),
+    "controller-actions": (lambda: reassignment_factory(KraftProfile(kafka_version=OLD,
+                                                                     controller_actions=("restart",)),
+                                                        bounds_from_mapping({})),
+                           None, "the controller's own actions"),
+    "own-signature": (_with_own_signature, None, "state predicate"),
+    "always-check-replaced": (lambda: _kraft({}), _with_always_check_replaced, "state predicate"),
+    "edge-check-replaced": (lambda: _kraft({}), _with_edge_check_replaced, "edge predicate"),
     # test_property_mutants.planted: a copy of the real profile whose `apply` is patched on the instance;
     # its class is still KraftProfile, but its steps are not the class's rules
-    "planted-step": (lambda: reassignment_factory(planted("kraft", MUTANTS["leader_in_isr"]), bounds_from_mapping({})), None),
+    "planted-step": (lambda: reassignment_factory(planted("kraft", MUTANTS["leader_in_isr"]),
+                                                  bounds_from_mapping({})),
+                     None, "profile methods replaced on the instance: apply"),
+    # eligible leader replicas (KIP-966): the newest release's default, and 4.0 with ELR switched on
+    "elr-default": (lambda: reassignment_factory("kraft", bounds_from_mapping({})), None, ELR_REASON),
+    "elr-4.0": (lambda: reassignment_factory("kraft", bounds_from_mapping({"kafka_version": "4.0.2",
+                                                                           "elr": "on"})), None, ELR_REASON),
 }
 
 
 @pytest.mark.parametrize("case", list(APART))
 def test_kernel_stands_aside_where_it_was_not_compared(case):
-    build, patch = APART[case]
+    build, patch, why = APART[case]
     model = build()
     if not packable(model):
         pytest.skip("not packable: no packed path, so no kernel either")
     packed = PackedReassignment(model, workers=1)
     if patch is None:
-        assert packed.kernel is None
+        assert packed.kernel is None and packed.vector is None
     else:
         patch(packed)
     reason = K._unmodelled(packed)
     assert isinstance(reason, str) and reason, f"{case}: the kernel would answer instead of the reference"
+    assert reason.startswith(why), reason  # for its own reason (not one another case shows)
 
 
 def test_kernel_applies_to_the_plain_profiles_and_the_switch_turns_it_off(monkeypatch):
-    """The contrast to the cases above (so they can fail), and KREASSIGN_KERNEL=0."""
-    for profile in ("kraft", "kraft-3.7", KraftProfile(metadata_version=PRE_36)):
-        packed = PackedReassignment(_model(profile, {"failovers": 1, "unclean": True}), workers=1)
-        assert K._unmodelled(packed) is None
+    """The contrast to the cases above (so they can fail), at every release with ELR off, and
+    KREASSIGN_KERNEL=0."""
+    from kreassign.spec.kafka_releases import RELEASES
+
+    plain = {"failovers": 1, "unclean": True}
+    cases = [("kraft", {**plain, "kafka_version": r.version, "elr": "off"}) for r in RELEASES]
+    cases += [("kraft-3.7", plain), (KraftProfile(kafka_version=OLD, metadata_version=PRE_36), plain),
+              (KraftProfile(kafka_version=NEW, metadata_version=PRE_36, elr=False), plain)]
+    for profile, mapping in cases:
+        packed = PackedReassignment(_model(profile, mapping), workers=1)
+        assert K._unmodelled(packed) is None, (profile, mapping)
         assert isinstance(packed.kernel, KraftKernel)
     monkeypatch.setenv("KREASSIGN_KERNEL", "0")
-    assert PackedReassignment(_model("kraft", {}), workers=1).kernel is None
+    assert PackedReassignment(_model("kraft", AT_OLD), workers=1).kernel is None
+
+
+#: ELR on (4.4.0's default) where it changes the answers: min.insync.replicas 2 with RF 2, so an ISR
+#: shrink leaves the leaver eligible (its ELR), and a failure can empty the ISR
+ELR_ON = {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 2, "min_insync": 2}
+
+
+def test_the_kernels_decline_elr_and_the_reference_answers_like_the_object_engine():
+    """With eligible leader replicas on (the newest release's default) neither kernel answers: every
+    situation is tabulated from the reference, and the whole run (counts, depth, violations and their
+    lengths) is the object engine's."""
+    from kreassign.checker.explore.bfs import explore
+
+    model = _model("kraft", ELR_ON)
+    assert model.profile.kafka_version == NEW and model.profile.elr
+    packed = PackedReassignment(model, workers=1)
+    assert K._unmodelled(packed) == ELR_REASON
+    assert packed.kernel is None and packed.vector is None
+    result = explore_packed(packed, liveness=False)
+    assert result.complete and result.table_rows > 0
+    assert packed.answers["kernel"] == packed.answers["vector"] == 0 < packed.answers["reference"]
+    assert packed.kernel_checks == 0
+    whole = explore(model)
+    assert whole.complete
+    assert (result.states, result.transitions, result.depth) == (whole.states, whole.transitions, whole.depth)
+    assert ({n: len(v.path) for n, v in result.violations.items()}
+            == {n: len(v.path) for n, v in whole.violations.items()})
+    # ELR did matter here: partitions with eligible leader replicas, and a last known leader, were reached
+    assert any(part.elr for part, _ in packed.locals)
+    assert any(part.last_known_elr for part, _ in packed.locals)
 
 
 # -- 3. a broken kernel is caught -----------------------------------------------------------------
@@ -317,7 +415,8 @@ def _rf_bound_strict(monkeypatch):
 
 BROKEN = {"rule-shrink": _shrink_as_expand, "edge-property": _order_as_set,
           "state-signature": _signature_off_by_one, "state-property": _rf_bound_strict}
-BROKEN_ON = {"profile": "kraft", "mapping": {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1}}
+BROKEN_ON = {"profile": "kraft",
+             "mapping": {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, **AT_OLD}}
 
 
 @pytest.mark.parametrize("bug", list(BROKEN))
@@ -362,7 +461,7 @@ def test_a_kernel_mismatch_is_exit_3_in_one_line(capsys, monkeypatch, tmp_path):
     m = BROKEN_ON["mapping"]
     argv = ["check", "--profile", "kraft", "--brokers", str(m["brokers"]), "--rf", str(m["rf"]), "--reassigns",
             str(m["reassigns"]), "--cancels", str(m["cancels"]), "--failures", str(m["failures"]),
-            "--out", str(tmp_path)]
+            "--kafka-version", m["kafka_version"], "--out", str(tmp_path)]
     code, _, err = run(argv, capsys)
     assert code == 3
     lines = [line for line in err.splitlines() if "kraft kernel" in line]

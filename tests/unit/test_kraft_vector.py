@@ -9,7 +9,9 @@ scalar kernel, which must agree too. Whole runs must not change with the vector 
 it must stand aside where it cannot encode the brokers, and a vector kernel broken on purpose must
 be caught by the differential comparison and by the spot checks a search runs (`CHECK_EVERY`).
 
-The configurations and helpers are test_kraft_kernel.py's (imported: one list to extend).
+The configurations and helpers are test_kraft_kernel.py's (imported: one list to extend): each kraft
+one at the 3.8-4.2 completion rule (OLD) and at the 4.3+ one (NEW, ELR off), so each of the vector
+kernel's three completion branches is compared with the reference, and breaking one is caught.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from kreassign.checker.models import kraft_vector as V
 from kreassign.checker.models.kraft_kernel import KernelMismatch, same_answers
 from kreassign.checker.models.kraft_vector import VECTOR_GROUPS, VectorKernel
 from kreassign.checker.models.packed import PackedReassignment, packable
-from test_kraft_kernel import CONFIG, CONFIGS, _model, _summary
+from test_kraft_kernel import AT_NEW, AT_OLD, CONFIG, CONFIGS, OLD, _model, _summary
 
 #: test_kraft_kernel's differential list, and five brokers (three-bit slots, wider masks) with RF 3
-DIFFERENTIAL = {**CONFIG, "kraft-b5-rf3-f2": ("kraft", {"brokers": 5, "rf": 3, "reassigns": 1, "cancels": 1,
-                                                        "failures": 2})}
-assert len(DIFFERENTIAL) == len(CONFIGS) + 1
+B5 = {"brokers": 5, "rf": 3, "reassigns": 1, "cancels": 1, "failures": 2}
+DIFFERENTIAL = {**CONFIG, "kraft-b5-rf3-f2": ("kraft", {**B5, **AT_OLD}),
+                "kraft44-b5-rf3-f2": ("kraft", {**B5, **AT_NEW})}
+assert len(DIFFERENTIAL) == len(CONFIGS) + 2
 
 
 def _explored(profile, mapping, plant=None):
@@ -101,10 +104,11 @@ def test_vector_answers_every_situation_like_the_reference_and_the_kernel(name):
     assert all(s > 0 for s in share.values()), f"a vector group it never answers: {share}"
 
 
-def test_the_vector_comparison_covers_every_kind_of_answer():
+@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft44-b4-rf2"])
+def test_the_vector_comparison_covers_every_kind_of_answer(name):
     """The answers compared are not trivial: every action kind of the vector groups, completions (the
     ghost goes idle on an ISR change), brokers changed, and edge / state bits that fail."""
-    packed = _explored(*DIFFERENTIAL["kraft37-b4-rf2"])
+    packed = _explored(*DIFFERENTIAL[name])
     kinds, ending, env_moved, edge_bits, inv_bits = set(), False, False, set(), set()
     for group in VECTOR_GROUPS:
         keys = sorted(packed.groups[group].done)
@@ -145,12 +149,13 @@ def _declined_variants(packed, group):
     return sorted(keys)
 
 
-def test_declined_situations_go_to_the_scalar_kernel_which_agrees():
+@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft44-b4-rf2"])
+def test_declined_situations_go_to_the_scalar_kernel_which_agrees(name):
     """Reachable situations are all answered by the vector kernel in the configurations above, so its
     hand-back is checked on situations made for it: it declines them (done False), the scalar kernel
     answers them like the reference, and in a table (`tabulate_many`) each reaches exactly one of the two,
     every row checked against the reference."""
-    packed = _explored(*DIFFERENTIAL["kraft37-b4-rf2"])
+    packed = _explored(*DIFFERENTIAL[name])
     variants = {g: _declined_variants(packed, g) for g in VECTOR_GROUPS}
     shares, bad = _differential(packed, lambda g: variants[g])
     assert not bad, _describe(packed, bad)
@@ -169,7 +174,8 @@ def test_declined_situations_go_to_the_scalar_kernel_which_agrees():
 # -- 2. whole runs, vector kernel on and off --------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft-b4-rf3-failover", "kraft37-pre36-rf3-unclean"])
+@pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft-b4-rf3-failover", "kraft37-pre36-rf3-unclean",
+                                  "kraft44-b4-rf2", "kraft44-b4-rf3-failover"])
 def test_whole_runs_agree_with_the_vector_kernel_on_and_off(name):
     profile, mapping = DIFFERENTIAL[name]
     on = PackedReassignment(_model(profile, mapping), workers=1)
@@ -194,23 +200,33 @@ def test_whole_runs_agree_with_the_vector_kernel_on_and_off(name):
 # -- 3. where the vector kernel stands aside --------------------------------------------------------
 
 
-def test_vector_kernel_needs_at_most_six_brokers_and_the_scalar_kernel(monkeypatch):
-    six = PackedReassignment(_model("kraft", {"brokers": 6, "rf": 2, "failures": 1}), workers=1)
+@pytest.mark.parametrize("at", [AT_OLD, AT_NEW], ids=["3.9", "4.4-elr-off"])
+def test_vector_kernel_needs_at_most_six_brokers_and_the_scalar_kernel(at, monkeypatch):
+    six = PackedReassignment(_model("kraft", {"brokers": 6, "rf": 2, "failures": 1, **at}), workers=1)
     assert isinstance(six.vector, VectorKernel)  # the contrast, so the cases below can fail
-    seven = _model("kraft", {"brokers": 7, "rf": 2, "failures": 1})
+    seven = _model("kraft", {"brokers": 7, "rf": 2, "failures": 1, **at})
     assert packable(seven)
     packed = PackedReassignment(seven, workers=1)
     assert packed.kernel is not None and packed.vector is None
     monkeypatch.setenv("KREASSIGN_KERNEL", "0")
-    packed = PackedReassignment(_model("kraft", {"brokers": 3, "rf": 2, "failures": 1}), workers=1)
+    packed = PackedReassignment(_model("kraft", {"brokers": 3, "rf": 2, "failures": 1, **at}), workers=1)
     assert packed.kernel is None and packed.vector is None
+
+
+def test_vector_kernel_stands_aside_with_elr():
+    """Eligible leader replicas on (the newest release's default): neither kernel, whatever the brokers."""
+    for brokers in (3, 6):
+        packed = PackedReassignment(_model("kraft", {"brokers": brokers, "rf": 2, "failures": 1}), workers=1)
+        assert packed.local_model.profile.elr
+        assert K._unmodelled(packed) == "eligible leader replicas (ELR)"
+        assert packed.kernel is None and packed.vector is None
 
 
 def test_vector_kernel_stands_aside_without_a_state_predicate(monkeypatch):
     """A state predicate it has no vector form of (one taken out of VSTATE): no vector kernel, the scalar
     kernel still there."""
     monkeypatch.delitem(V.VSTATE, K._leader_in_isr)
-    packed = PackedReassignment(_model("kraft", {"failures": 1}), workers=1)
+    packed = PackedReassignment(_model("kraft", {"failures": 1, **AT_OLD}), workers=1)
     assert packed.kernel is not None and packed.vector is None
 
 
@@ -235,56 +251,78 @@ def _flip(attr):
     return plant
 
 
+def _completion_as(branch):
+    """The vector kernel's completion rule replaced by another of its branches (kraft_change's twins)."""
+    def plant(packed):
+        assert packed.vector.completion != branch  # (a real change)
+        packed.vector.completion = branch
+    return plant
+
+
 def _ranks_reversed(packed):
     # the Reassigns' ranks in reverse: each target's row at another target's position
     packed.vector.target_ranks = packed.vector.target_ranks[::-1].copy()
 
 
+BROKEN_ON = "kraft37-b4-rf2"  # kraft-3.7: its completions can miss the target (the ending bug)
+
 #: bug -> (the budget group it breaks, a patch before construction (monkeypatch), a patch of the constructed
-#: packed model); each changes answers in BROKEN_ON (a bug that changed nothing would fail the tests below)
+#: packed model, the configuration it is planted in); each changes answers there (a bug that changed nothing
+#: would fail the tests below)
 BROKEN = {
-    "minus-unordered": (0, lambda mp: mp.setattr(V, "_minus", _minus_sorted), None),
-    "completion-rule-flipped": (0, None, _flip("all_targets")),
-    "election-flipped": (0, None, _flip("unclean")),
+    "minus-unordered": (0, lambda mp: mp.setattr(V, "_minus", _minus_sorted), None, BROKEN_ON),
+    "election-flipped": (0, None, _flip("unclean"), BROKEN_ON),
     # on an ISR change that completes a reassignment: completion_reaches_target always holding
-    "ending-predicate": (0, lambda mp: mp.setitem(V.VENDING, K._completion_reaches_target, V._e_true), None),
-    "state-property": (0, lambda mp: mp.setitem(V.VSTATE, K._replication_factor_bounded, _rf_bound_strict), None),
-    "reassign-ranks": (1, None, _ranks_reversed),
+    "ending-predicate": (0, lambda mp: mp.setitem(V.VENDING, K._completion_reaches_target, V._e_true), None,
+                         BROKEN_ON),
+    "state-property": (0, lambda mp: mp.setitem(V.VSTATE, K._replication_factor_bounded, _rf_bound_strict),
+                       None, BROKEN_ON),
+    "reassign-ranks": (1, None, _ranks_reversed, BROKEN_ON),
     # cancel_restores_original_order compared as sets: blind to the merged order kraft leaves
     "cancel-order-as-set": (2, lambda mp: mp.setitem(V.VCANCEL, K._cancel_restores_original_order,
-                                                     V._c_cancel_restores_original_replicas), None),
+                                                     V._c_cancel_restores_original_replicas),
+                            None, BROKEN_ON),
+    # each completion branch in place of another, where the two differ on reachable situations:
+    # 3.7's rule (adding replicas in the ISR) as 3.8-4.2's (every target replica in the ISR)
+    "completion-3.7-as-3.8": (0, None, _completion_as("all-targets"), BROKEN_ON),
+    # 3.8-4.2's rule as 4.3's (a retained target replica may lag unless the replication factor shrinks)
+    "completion-3.8-as-4.3": (0, None, _completion_as("adding-all-targets-if-shrinking"), "kraft-b4-rf2"),
+    # 4.3's rule without its shrinking clause (3.7's rule): a shrinking move completes with a target out of
+    # the ISR
+    "completion-4.3-as-3.7": (0, None, _completion_as("adding"), "kraft44-b4-rf2"),
+    # 4.3's rule as 3.8-4.2's: a retained target out of the ISR holding a non-shrinking move back
+    "completion-4.3-as-3.8": (0, None, _completion_as("all-targets"), "kraft44-b4-rf2"),
 }
-BROKEN_ON = DIFFERENTIAL["kraft37-b4-rf2"]  # kraft-3.7: its completions can miss the target (the ending bug)
 
 
 def _plant(bug, monkeypatch):
-    group, before, after = BROKEN[bug]
+    group, before, after, config = BROKEN[bug]
     if group not in VECTOR_GROUPS:
         pytest.skip(f"budget group {group} is not the vector kernel's")
     if before is not None:
         before(monkeypatch)
-    return after
+    return after, DIFFERENTIAL[config]
 
 
 @pytest.mark.parametrize("bug", list(BROKEN))
 def test_a_broken_vector_kernel_fails_the_differential_comparison(bug, monkeypatch):
-    after = _plant(bug, monkeypatch)
+    after, config = _plant(bug, monkeypatch)
 
     def plant(packed):
         if after is not None:
             after(packed)
         packed.kernel.check_every = 1 << 62  # no spot checks: the differential comparison must find it
 
-    packed = _explored(*BROKEN_ON, plant=plant)
+    packed = _explored(*config, plant=plant)
     _, bad = _differential(packed)
     assert bad and {who for who, *_ in bad} == {"vector"}
 
 
 @pytest.mark.parametrize("bug", list(BROKEN))
 def test_a_broken_vector_kernel_is_caught_by_the_spot_checks(bug, monkeypatch):
-    after = _plant(bug, monkeypatch)
+    after, config = _plant(bug, monkeypatch)
     monkeypatch.setattr(K, "CHECK_EVERY", 1)
-    packed = PackedReassignment(_model(*BROKEN_ON), workers=1)
+    packed = PackedReassignment(_model(*config), workers=1)
     if after is not None:
         after(packed)
     assert packed.vector is not None and packed.kernel.check_every == 1
@@ -292,10 +330,12 @@ def test_a_broken_vector_kernel_is_caught_by_the_spot_checks(bug, monkeypatch):
         explore_packed(packed, liveness=False)
 
 
-def test_the_spot_checks_pass_a_correct_vector_kernel(monkeypatch):
-    """The contrast to the above: with every row checked, the real vector kernel runs to the end."""
+@pytest.mark.parametrize("config", sorted({c for *_, c in BROKEN.values()}))
+def test_the_spot_checks_pass_a_correct_vector_kernel(config, monkeypatch):
+    """The contrast to the above: with every row checked, the real vector kernel runs to the end (in every
+    configuration a bug is planted in)."""
     monkeypatch.setattr(K, "CHECK_EVERY", 1)
-    packed = PackedReassignment(_model(*BROKEN_ON), workers=1)
+    packed = PackedReassignment(_model(*DIFFERENTIAL[config]), workers=1)
     assert packed.vector is not None
     result = explore_packed(packed, liveness=False)
     assert result.complete
@@ -307,7 +347,9 @@ def test_the_spot_checks_pass_a_correct_vector_kernel(monkeypatch):
 # -- 5. what the user sees: who answered, in check --json ----------------------------------------------
 
 
-def test_check_json_says_who_tabulated(capsys, monkeypatch, tmp_path):
+@pytest.mark.parametrize("release", [["--kafka-version", OLD], ["--kafka-version", "4.4.0", "--elr", "off"]],
+                         ids=["3.9", "4.4-elr-off"])
+def test_check_json_says_who_tabulated(release, capsys, monkeypatch, tmp_path):
     """`check --json` reports the answers by who gave them and the spot checks: the kernels for kraft,
     the reference alone with --no-kernel (same counts)."""
     import json
@@ -316,7 +358,7 @@ def test_check_json_says_who_tabulated(capsys, monkeypatch, tmp_path):
 
     monkeypatch.setenv("KREASSIGN_KERNEL", "1")  # restored after the test (--no-kernel sets it in this process)
     argv = ["check", "--profile", "kraft", "--brokers", "4", "--rf", "2", "--reassigns", "2", "--cancels", "1",
-            "--failures", "1", "--no-liveness", "--json", "--out", str(tmp_path)]
+            "--failures", "1", *release, "--no-liveness", "--json", "--out", str(tmp_path)]
     code, out, _ = run(argv, capsys)
     assert code == 0
     fast = json.loads(out)["results"][0]
@@ -327,3 +369,22 @@ def test_check_json_says_who_tabulated(capsys, monkeypatch, tmp_path):
     assert slow["memory"]["answers"] == {"reference": sum(fast["memory"]["answers"].values()), "kernel": 0, "vector": 0}
     assert slow["memory"]["spot_checks"] == 0 < fast["memory"]["spot_checks"]
     assert (slow["states"], slow["transitions"], slow["depth"]) == (fast["states"], fast["transitions"], fast["depth"])
+
+
+def test_check_json_says_the_reference_tabulated_with_elr(capsys, monkeypatch, tmp_path):
+    """The newest release's default (ELR on): the kernels decline, every answer is the reference's, no
+    spot checks; the run says which release and ELR setting it followed."""
+    import json
+
+    from test_exit_codes import run
+
+    monkeypatch.setenv("KREASSIGN_KERNEL", "1")
+    argv = ["check", "--profile", "kraft", "--brokers", "4", "--rf", "2", "--reassigns", "2",
+            "--cancels", "1", "--failures", "1", "--no-liveness", "--json", "--out", str(tmp_path)]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    result = json.loads(out)["results"][0]
+    assert (result["bounds"]["kafka_version"], result["bounds"]["elr"]) == ("4.4.0", "on")
+    answers = result["memory"]["answers"]
+    assert answers["kernel"] == answers["vector"] == 0 < answers["reference"]
+    assert result["memory"]["spot_checks"] == 0

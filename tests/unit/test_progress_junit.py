@@ -22,7 +22,9 @@ from kreassign.checker.models.reassign import ReassignmentModel
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGGY = f"{ROOT / 'docs' / 'examples' / 'buggy_kraft.py'}:BuggyKraft"
-SMALL = ["--profile", "kraft", "--brokers", "3", "--reassigns", "1", "--cancels", "1", "--failures", "0"]
+# at Kafka 3.9, the release docs/examples/buggy_kraft.py follows
+SMALL = ["--profile", "kraft", "--brokers", "3", "--reassigns", "1", "--cancels", "1", "--failures", "0",
+         "--kafka-version", "3.9.2"]
 
 
 class Clock:
@@ -98,7 +100,8 @@ def test_every_run_ends_with_the_summary_line(tmp_path, capsys) -> None:
     unexpected = data["unexpected_violations"]
     assert code == 1 and unexpected >= 1
     assert err.strip().splitlines()[-1] == (f"{hold} properties hold, {known} known findings, {unexpected} unexpected, "
-                                            f"{len(props) - hold - known - unexpected} not checked — exit 1")
+                                            f"{len(props) - hold - known - unexpected} not checked, kraft at Kafka "
+                                            "3.9.2, metadata.version 3.9-IV0, ELR off — exit 1")
     assert data["summary"] == err.strip().splitlines()[-1]
 
 
@@ -113,6 +116,9 @@ def test_summary_line_counts_from_the_results() -> None:
         unexpected = ["d"]
 
     assert summary_line([R()], 1) == "2 properties hold, 1 known findings, 1 unexpected, 1 not checked — exit 1"
+    assert summary_line([R()], 0, release="Kafka 4.1.2, metadata.version 4.1-IV1, ELR on") == (
+        "2 properties hold, 1 known findings, 1 unexpected, 1 not checked, kraft at Kafka 4.1.2, "
+        "metadata.version 4.1-IV1, ELR on — exit 0")
 
 
 # -- JUnit ------------------------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ import os
 from kreassign.checker.traces.replay import replay
 from kreassign.checker.traces.format import read_trace
 
+from kreassign.checker.z3.profiles import ENCODINGS, kraft_encoding
 from kreassign.cli import main
+from kreassign.spec.findings import known_violation
+from kreassign.spec.kafka_releases import NEWEST
 
 
 def test_json_results_for_a_quota_profile(tmp_path, capsys):
@@ -36,13 +39,43 @@ def test_table_for_a_reassignment_profile(tmp_path, capsys):
     assert os.path.exists(tmp_path / "kip455__isr_in_replicas.z3.json")
 
 
-def test_an_unexpected_refutation_exits_1(tmp_path, capsys):
-    """Targets of any size: kraft completes onto fewer replicas than requested (not a known violation)."""
-    code = main(["prove", "--profile", "kraft", "--targets", "any", "--max-brokers", "4",
-                 "--property", "completion_reaches_target", "--json", "--out", str(tmp_path)])
-    assert code == 1
+def test_the_kraft_rows_name_the_release_they_encode(tmp_path, capsys):
+    """kraft is proved at one Kafka release (the newest), ELR off: the table and --json say which."""
+    code = main(["prove", "--profile", "kraft", "--max-brokers", "4", "--property", "leader_in_isr",
+                 "--out", str(tmp_path), "--quiet"])
+    assert code == 0
+    out = capsys.readouterr().out
+    invariant = next(line for line in out.splitlines() if line.startswith("inductive_invariant"))
+    assert f"Kafka {NEWEST} rules, ELR not encoded" in invariant
+    code = main(["prove", "--profile", "kraft", "--profile", "kip455", "--max-brokers", "4", "--property",
+                 "leader_in_isr", "--json", "--out", str(tmp_path)])
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert {(r["profile"], r["kafka_version"], r["encodes"]) for r in rows} == {
+        ("kraft", NEWEST, f"Kafka {NEWEST} rules, ELR not encoded"), ("kip455", None, "")}
+
+
+def test_refutations_are_classified_by_the_release_encoded(tmp_path, capsys, monkeypatch):
+    """Targets of any size: kraft completes onto fewer replicas than requested. From 4.3 that is a finding
+    (completion_ignores_non_adding_target); 3.8 - 4.2 promise completion_reaches_target, so the same
+    refutation with 3.9's rules encoded is unexpected (exit 1)."""
+    args = ["prove", "--profile", "kraft", "--targets", "any", "--max-brokers", "4",
+            "--property", "completion_reaches_target", "--json", "--out", str(tmp_path)]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["unexpected"] == []
+    (row,) = [r for r in data["results"] if r["property"] == "completion_reaches_target"]
+    assert row["verdict"] == "refuted"
+    assert row["known_violation"] == known_violation("kraft", row["property"], NEWEST) is not None
+    assert read_trace(row["counterexample"]).bounds["kafka_version"] == NEWEST
+
+    monkeypatch.setitem(ENCODINGS, "kraft", kraft_encoding("3.9.2"))
+    assert main(args) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["unexpected"] == ["kraft:completion_reaches_target"]
+    (row,) = [r for r in data["results"] if r["property"] == "completion_reaches_target"]
+    trace = read_trace(row["counterexample"])
+    assert row["kafka_version"] == trace.bounds["kafka_version"] == "3.9.2" and trace.bounds["elr"] == "off"
+    assert replay(trace).reproduces
 
 
 def test_usage_errors_exit_2(capsys):

@@ -1,14 +1,17 @@
 """Apache Kafka's own KRaft controller as an implementation under test (issue 12, docs/kafka.md).
 
-`KafkaImplementation` runs the Java adapter `java/org/apache/kafka/controller/KreassignAdapter.java`
+`KafkaImplementation` runs the Java adapter `java/core/.../KreassignAdapter.java` with the release's layer
+`java/layers/vX_Y/.../KafkaRelease.java`
 (package data, compiled with `javac` on first use and cached) in one JVM per run, and speaks
 the subprocess protocol of docs/adapters.md to it through `SubprocessImplementation`:
 `reset` puts Kafka's ReplicationControlManager / ClusterControlManager into a kreassign state,
 `apply` drives one action through Kafka's own entry point and reads the state back.
 
 The implementation spec is `kafka` or `kafka[key=value,...]` with the keys
-`classpath` (a Kafka distribution's `libs/` directory, or jars separated by ':' or ','),
-`metadata.version` (default 3.9-IV0) and `bug` (a planted bug, for the tests).
+`version` (a release, resolved by Maven into the cache on first use: releases.py; default the
+newest), `classpath` (a Kafka distribution's `libs/` directory, or jars separated by ':' or ',';
+the version is read from its jars), `metadata.version` (default the release's latest production
+level), `zk-migration` and `bug` (a planted bug, for the tests).
 
 Errors of the set-up (no java/javac, a classpath without Kafka's controller classes, a
 failed compilation) raise `KafkaSetupError`, an `InfraError` (exit code 3) naming what is
@@ -25,7 +28,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +39,25 @@ from kreassign.spec.state import ClusterState
 
 from kreassign.errors import InfraError, UsageError
 
-#: where the adapter's Java source lives (package data)
+from kreassign.spec import kafka_releases
+
+from . import releases
+from .releases import cache_root
+
+#: where the adapter's Java source lives (package data): a version-independent core and one thin layer per
+#: range of releases whose controller API differs (java/layers/vX_Y: used from release X.Y on)
 JAVA_ROOT = Path(__file__).resolve().parent / "java"
-ADAPTER_SOURCE = JAVA_ROOT / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.java"
+CORE_SOURCE = JAVA_ROOT / "core" / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.java"
+LAYERS_ROOT = JAVA_ROOT / "layers"
+LAYER_FILE = Path("org") / "apache" / "kafka" / "controller" / "KafkaRelease.java"
 ADAPTER_CLASS = "org.apache.kafka.controller.KreassignAdapter"
 
-#: the class every Kafka classpath must provide (kafka-metadata-*.jar or the shared jar)
+#: the class every Kafka classpath must provide (kafka-metadata-*.jar)
 CONTROLLER_CLASS = "org/apache/kafka/controller/ReplicationControlManager.class"
-SHARED_JAR_NAME = "kafka-controller-3.9.0.jar"
-CLASSPATH_ENV = "KREASSIGN_KAFKA_CLASSPATH"
-BUG_ENV = "KREASSIGN_KAFKA_BUG"
 JAVA_ENV = "KREASSIGN_JAVA_HOME"
 
-DEFAULT_METADATA_VERSION = "3.9-IV0"
-#: metadata.versions the reference models (kraft profile); each is checked in lockstep against Kafka
-SUPPORTED_METADATA_VERSIONS = (
-    "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1", "3.5-IV2",
-    "3.6-IV0", "3.6-IV1", "3.6-IV2", "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4",
-    "3.8-IV0", "3.9-IV0",
-)
+#: metadata.versions some supported release accepts (spec/kafka_releases.py has each release's range)
+SUPPORTED_METADATA_VERSIONS = tuple(dict.fromkeys(v for r in kafka_releases.RELEASES for v in r.metadata_versions))
 BUGS = ("wrong-partition",)
 
 
@@ -83,33 +86,6 @@ def find_java_tools() -> tuple[str, str]:
             f"--impl kafka needs a JDK (17 or newer): {' and '.join(missing)} not found on the PATH "
             f"(nor in $JAVA_HOME/bin); install one, e.g. apt-get install openjdk-17-jdk-headless")
     return found["java"], found["javac"]  # type: ignore[return-value]
-
-
-def project_root() -> Path:
-    """The source tree's root (checker/oracle/kafka -> the folder holding checker/)."""
-    return Path(__file__).resolve().parents[3]
-
-
-def default_kafka_classpath() -> str | None:
-    """$KREASSIGN_KAFKA_CLASSPATH, else ../shared/kafka/kafka-controller-3.9.0.jar beside the project."""
-    env = os.environ.get(CLASSPATH_ENV)
-    if env:
-        return env
-    shared = project_root().parent / "shared" / "kafka" / SHARED_JAR_NAME
-    return str(shared) if shared.is_file() else None
-
-
-def pyspark_jars() -> Path | None:
-    try:
-        import pyspark
-    except ImportError:
-        return None
-    jars = Path(pyspark.__file__).resolve().parent / "jars"
-    return jars if jars.is_dir() else None
-
-
-# jackson and slf4j-api, exactly these globs (a broader jackson-* would pick up jackson-module-scala)
-RUNTIME_GLOBS = ("jackson-databind-2.*.jar", "jackson-core-2.*.jar", "jackson-annotations-2.*.jar", "slf4j-api-*.jar")
 
 
 def expand_classpath(spec: str) -> list[Path]:
@@ -144,7 +120,7 @@ def _jar_has(jar: Path, entry: str) -> bool:
 
 
 def kafka_version(jars: list[Path]) -> str | None:
-    """Kafka's version from kafka/kafka-version.properties in the classpath (clients or the shared jar)."""
+    """Kafka's version from kafka/kafka-version.properties in the classpath (kafka-clients carries it)."""
     for jar in jars:
         try:
             with zipfile.ZipFile(jar) as z:
@@ -157,6 +133,21 @@ def kafka_version(jars: list[Path]) -> str | None:
     return None
 
 
+def layer_for(version: str) -> Path:
+    """The adapter layer for a release: the greatest java/layers/vX_Y not newer than the release's minor."""
+    key = releases.version_key(releases.parse_version(version, flag="Kafka release"))[:2]
+    best: tuple[tuple[int, int], Path] | None = None
+    for d in LAYERS_ROOT.iterdir() if LAYERS_ROOT.is_dir() else []:
+        m = re.fullmatch(r"v(\d+)_(\d+)", d.name)
+        if m and (d / LAYER_FILE).is_file():
+            k = (int(m.group(1)), int(m.group(2)))
+            if k <= key and (best is None or k > best[0]):
+                best = (k, d)
+    if best is None:
+        raise KafkaSetupError(f"--impl kafka: no adapter layer for Kafka {version} under {LAYERS_ROOT}")
+    return best[1]
+
+
 @dataclass
 class KafkaSetup:
     """What `--impl kafka` runs with: the tools, the classpath, Kafka's version, the compiled adapter."""
@@ -164,53 +155,62 @@ class KafkaSetup:
     java: str
     javac: str
     kafka_jars: list[Path]
-    runtime_jars: list[Path] = field(default_factory=list)
-    version: str | None = None
+    version: str
+    source: str  # "maven cache" or "--kafka-classpath"
     classes: Path | None = None  # the compiled adapter (cache directory)
 
     @property
     def classpath(self) -> str:
-        return os.pathsep.join(str(p) for p in self.kafka_jars + self.runtime_jars)
+        return os.pathsep.join(str(p) for p in self.kafka_jars)
+
+    @property
+    def layer(self) -> Path:
+        return layer_for(self.version)
+
+    @property
+    def sources(self) -> list[Path]:
+        return [CORE_SOURCE, self.layer / LAYER_FILE]
 
 
-def resolve_setup(classpath: str | None = None) -> KafkaSetup:
-    """Find java/javac and Kafka's classes; raise KafkaSetupError naming what is missing."""
+def resolve_setup(classpath: str | None = None, version: str | None = None,
+                  log: Any = None) -> KafkaSetup:
+    """Find java/javac and Kafka's classes (a distribution's libs/, or the release resolved by Maven into
+    the cache, fetched on first use); raise KafkaSetupError / MavenError naming what is missing."""
     java, javac = find_java_tools()
-    spec = classpath or default_kafka_classpath()
-    if spec is None:
-        raise KafkaSetupError(
-            f"--impl kafka: no Kafka classpath: pass --kafka-classpath (a Kafka 3.9 distribution's libs/ directory) "
-            f"or set {CLASSPATH_ENV}; the default ../shared/kafka/{SHARED_JAR_NAME} does not exist")
-    jars = expand_classpath(spec)
-    if not any(_jar_has(j, CONTROLLER_CLASS) for j in jars):
-        raise KafkaSetupError(
-            f"--impl kafka: the classpath {spec} lacks Kafka's KRaft controller classes "
-            f"(no {CONTROLLER_CLASS[:-6].replace('/', '.')}; a Kafka distribution has it in libs/kafka-metadata-*.jar)")
-    runtime: list[Path] = []
-    if not any(j.name.startswith("jackson-databind-") for j in jars):
-        pj = pyspark_jars()
-        if pj is not None:
-            for pattern in RUNTIME_GLOBS:
-                runtime += sorted(pj.glob(pattern))[-1:]
-        if not any(j.name.startswith("jackson-databind-") for j in runtime):
+    if classpath:
+        jars = expand_classpath(classpath)
+        source = "--kafka-classpath"
+        if not any(_jar_has(j, CONTROLLER_CLASS) for j in jars):
             raise KafkaSetupError(
-                "--impl kafka: jackson-databind is not on the classpath and pyspark's jars/ directory was not found "
-                "(pass a Kafka distribution's libs/, which has it)")
-    return KafkaSetup(java, javac, jars, runtime, kafka_version(jars))
+                f"--impl kafka: the classpath {classpath} lacks Kafka's KRaft controller classes "
+                f"(no {CONTROLLER_CLASS[:-6].replace('/', '.')}; a Kafka distribution has it in libs/kafka-metadata-*.jar)")
+        found = kafka_version(jars)
+        if found is None:
+            raise KafkaSetupError(f"--kafka-classpath: {classpath}: no kafka-clients jar (kafka/kafka-version.properties) "
+                                  "to read Kafka's version from")
+        if version is not None and found != version:
+            raise UsageError(f"--kafka-version {version} contradicts --kafka-classpath {classpath}, which holds Kafka {found}")
+        try:
+            releases.parse_version(found, flag="--kafka-classpath")
+        except UsageError as e:
+            raise UsageError(f"{e} (read from the jars of {classpath})") from None
+        version = found
+    else:
+        version = version or releases.DEFAULT_RELEASE
+        release = releases.classpath_for(version, log=log)
+        jars = list(release.jars)
+        source = "maven cache"
+    return KafkaSetup(java, javac, jars, version, source)
 
 
 # -- compiling the adapter once, cached -------------------------------------------------------------------
 
 
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kreassign"
-
-
 def _cache_key(setup: KafkaSetup) -> str:
     h = hashlib.sha256()
-    h.update(ADAPTER_SOURCE.read_bytes())
-    for jar in setup.kafka_jars + setup.runtime_jars:
+    for src in setup.sources:
+        h.update(src.read_bytes())
+    for jar in setup.kafka_jars:
         st = jar.stat()
         h.update(f"{jar.resolve()}|{st.st_size}|{int(st.st_mtime)}\n".encode())
     h.update(setup.javac.encode())
@@ -218,8 +218,9 @@ def _cache_key(setup: KafkaSetup) -> str:
 
 
 def compile_adapter(setup: KafkaSetup) -> Path:
-    """javac the adapter into the cache (keyed by its source hash and the classpath) unless it is there."""
-    target = cache_root() / f"kafka-adapter-{_cache_key(setup)}"
+    """javac the adapter's core and the release's layer into the cache (keyed by the sources, the classpath
+    and javac) unless it is there."""
+    target = cache_root() / f"kafka-adapter-{setup.version}-{_cache_key(setup)}"
     marker = target / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.class"
     if marker.is_file():
         setup.classes = target
@@ -228,13 +229,14 @@ def compile_adapter(setup: KafkaSetup) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix="kafka-adapter-tmp-", dir=target.parent))
     try:
         proc = subprocess.run(
-            [setup.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", setup.classpath, str(ADAPTER_SOURCE)],
+            [setup.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", setup.classpath,
+             *(str(s) for s in setup.sources)],
             capture_output=True, text=True, timeout=300, check=False,
         )
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise KafkaSetupError("--impl kafka: javac could not compile the Kafka adapter against "
-                                  f"{setup.classpath}:\n" + "\n".join(tail))
+            raise KafkaSetupError(f"--impl kafka: javac could not compile the Kafka adapter (layer {setup.layer.name}) "
+                                  f"against Kafka {setup.version} ({setup.classpath}):\n" + "\n".join(tail))
         try:
             os.rename(tmp, target)  # atomic: a concurrent run either sees the whole directory or none
         except OSError:
@@ -248,8 +250,8 @@ def compile_adapter(setup: KafkaSetup) -> Path:
     return target
 
 
-def prepare(classpath: str | None = None) -> KafkaSetup:
-    setup = resolve_setup(classpath)
+def prepare(classpath: str | None = None, version: str | None = None, log: Any = None) -> KafkaSetup:
+    setup = resolve_setup(classpath, version, log)
     compile_adapter(setup)
     return setup
 
@@ -261,10 +263,15 @@ SPEC_RE = re.compile(r"^kafka(?:\[(?P<opts>.*)\])?$", re.DOTALL)
 
 @dataclass(frozen=True)
 class KafkaOptions:
-    classpath: str | None = None
-    metadata_version: str = DEFAULT_METADATA_VERSION
+    classpath: str | None = None  # a distribution's libs/ (the version is read from its jars)
+    metadata_version: str | None = None  # default: the release's latest production level
     bug: str | None = None
     zk_migration: bool = False  # ZooKeeper-migration mode (the controller's zookeeper.metadata.migration.enable)
+    kafka_version: str | None = None  # a release resolved by Maven into the cache (default: releases.DEFAULT_RELEASE)
+    elr: bool | None = None  # eligible leader replicas (KIP-966); default: what the release formats a new cluster with
+
+
+OPTION_KEYS = ("version", "classpath", "metadata.version", "elr", "zk-migration", "bug")
 
 
 def is_kafka_spec(spec: str) -> bool:
@@ -272,45 +279,82 @@ def is_kafka_spec(spec: str) -> bool:
 
 
 def parse_spec(spec: str) -> KafkaOptions:
-    """`kafka` or `kafka[classpath=P,metadata.version=V,bug=B]` (keys may repeat the CLI flags' names)."""
+    """`kafka` or `kafka[version=V,classpath=P,metadata.version=MV,bug=B]` (keys may repeat the CLI flags' names)."""
     m = SPEC_RE.match(spec.strip())
     if m is None:
-        raise UsageError(f"implementation {spec!r}: expected 'kafka' or 'kafka[metadata.version=V,classpath=PATH]'")
+        raise UsageError(f"implementation {spec!r}: expected 'kafka' or 'kafka[version=V,metadata.version=MV,classpath=PATH]'")
     values: dict[str, str] = {}
     opts = m.group("opts")
     if opts:
         for item in re.split(r",(?=[a-z.\-_]+=)", opts):
             key, sep, value = item.partition("=")
             key = key.strip().replace("-", "_").replace(".", "_")
-            if not sep or key not in ("classpath", "kafka_classpath", "metadata_version", "bug", "zk_migration"):
-                raise UsageError(f"implementation {spec!r}: unknown option {item.strip()!r} "
-                                 "(classpath, metadata.version, zk-migration, bug)")
-            values["classpath" if key == "kafka_classpath" else key] = value.strip()
-    mv = values.get("metadata_version", DEFAULT_METADATA_VERSION)
-    check_metadata_version(mv)
-    bug = values.get("bug") or os.environ.get(BUG_ENV) or None
+            key = {"kafka_classpath": "classpath", "kafka_version": "version"}.get(key, key)
+            if not sep or key not in ("version", "classpath", "metadata_version", "elr", "bug", "zk_migration"):
+                raise UsageError(f"implementation {spec!r}: unknown option {item.strip()!r} ({', '.join(OPTION_KEYS)})")
+            values[key] = value.strip()
+    mv = values.get("metadata_version") or None
+    if mv is not None:
+        check_metadata_version(mv, values.get("version"))
+    bug = values.get("bug") or None
     if bug is not None and bug not in BUGS:
         raise UsageError(f"implementation {spec!r}: unknown planted bug {bug!r} ({', '.join(BUGS)})")
     zk = values.get("zk_migration", "false").lower()
     if zk not in ("true", "false"):
         raise UsageError(f"implementation {spec!r}: zk-migration: expected true or false, got {zk!r}")
-    return KafkaOptions(values.get("classpath") or None, mv, bug, zk == "true")
+    version = values.get("version") or None
+    if version is not None:
+        releases.parse_version(version, flag=f"implementation {spec!r}: version")
+    elr = values.get("elr")
+    if elr is not None and elr.lower() not in ("true", "false"):
+        raise UsageError(f"implementation {spec!r}: elr: expected true or false, got {elr!r}")
+    return KafkaOptions(values.get("classpath") or None, mv, bug, zk == "true", version,
+                        None if elr is None else elr.lower() == "true")
 
 
-def check_metadata_version(mv: str) -> str:
-    if mv not in SUPPORTED_METADATA_VERSIONS:
-        raise UsageError(f"--metadata-version: {mv!r} is not supported (supported: "
-                         f"{SUPPORTED_METADATA_VERSIONS[0]} .. {SUPPORTED_METADATA_VERSIONS[-1]}, e.g. 3.5-IV2, 3.9-IV0)")
+def check_metadata_version(mv: str, kafka_version: str | None = None) -> str:
+    """A level the release accepts (any supported release's, when the release is not known yet); else exit 2."""
+    accepted = SUPPORTED_METADATA_VERSIONS
+    where = "any supported release"
+    if kafka_version is not None:
+        try:
+            accepted = kafka_releases.release(kafka_version).metadata_versions
+            where = f"Kafka {kafka_version}"
+        except ValueError:
+            pass  # the version's own check names it
+    if mv not in accepted:
+        raise UsageError(f"--metadata-version: {mv!r} is not accepted by {where} (accepted: "
+                         f"{accepted[0]} .. {accepted[-1]}, e.g. {accepted[-1]})")
     return mv
 
 
-def make_spec(classpath: str | None = None, metadata_version: str | None = None) -> str:
-    """The implementation spec for the CLI flags (--kafka-classpath, --metadata-version)."""
+def check_elr(elr: bool | None, kafka_version: str, metadata_version: str) -> bool:
+    """ELR on or off: the release's default for a new cluster at this level, or what was asked (exit 2 if impossible)."""
+    if elr is None:
+        return kafka_releases.elr_default(kafka_version, metadata_version)
+    if elr and not kafka_releases.elr_possible(kafka_version, metadata_version):
+        raise UsageError(f"--elr on: eligible.leader.replicas.version 1 needs Kafka 4.0 or newer at metadata.version "
+                         f"4.0-IV1 or newer (here Kafka {kafka_version} at {metadata_version})")
+    return elr
+
+
+def make_spec(classpath: str | None = None, metadata_version: str | None = None, *,
+              kafka_version: str | None = None, zk_migration: bool = False, bug: str | None = None,
+              elr: bool | None = None) -> str:
+    """The implementation spec for the CLI flags (--kafka-version, --kafka-classpath, --metadata-version)."""
     opts = []
-    if metadata_version and metadata_version != DEFAULT_METADATA_VERSION:
+    if kafka_version:
+        opts.append(f"version={kafka_version}")
+    if metadata_version:
         opts.append(f"metadata.version={metadata_version}")
+    if elr is not None:
+        opts.append(f"elr={'true' if elr else 'false'}")
     if classpath:
         opts.append(f"classpath={classpath}")
+    if zk_migration:
+        opts.append("zk-migration=true")
+    if bug:
+        opts.append(f"bug={bug}")
     return "kafka" + (f"[{','.join(opts)}]" if opts else "")
 
 
@@ -322,7 +366,7 @@ REPLICATION_ACTIONS = (A.Produce, A.FollowerFetch)
 
 
 class KafkaImplementation(SubprocessImplementation):
-    """Kafka 3.9's KRaft controller in one JVM, behind the subprocess protocol (docs/adapters.md).
+    """Kafka's KRaft controller (a release from the Maven cache, or a distribution's libs/) in one JVM, behind the subprocess protocol (docs/adapters.md).
 
     `reset` is sent together with the next `apply` (one round trip per step: the adapter
     accepts a "state" in an apply request).
@@ -330,18 +374,26 @@ class KafkaImplementation(SubprocessImplementation):
 
     def __init__(self, options: KafkaOptions | None = None, *, timeout: float | None = None):
         self.options = options or KafkaOptions()
-        self.setup = prepare(self.options.classpath)
+        self.setup = prepare(self.options.classpath, self.options.kafka_version)
+        #: the release's row (its metadata.versions, ELR's default) and the level this run uses
+        self.release = kafka_releases.release(self.setup.version)
+        self.metadata_version = self.options.metadata_version or self.release.latest_production
+        check_metadata_version(self.metadata_version, self.setup.version)
+        #: ELR on or off, as the reference decides it for this release and level (spec/kafka_releases.py)
+        self.elr = check_elr(self.options.elr, self.setup.version, self.metadata_version)
         argv = [self.setup.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
                 "-cp", os.pathsep.join([str(self.setup.classes), self.setup.classpath]), ADAPTER_CLASS,
-                "--metadata-version", self.options.metadata_version]
+                "--metadata-version", self.metadata_version]
+        if self.elr:
+            argv.append("--elr")
         if self.options.bug:
             argv += ["--bug", self.options.bug]
         if self.options.zk_migration:
             argv.append("--zk-migration")
         super().__init__(shlex.join(argv), timeout=default_timeout() if timeout is None else timeout)
-        self.spec = make_spec(self.options.classpath, self.options.metadata_version)
-        if self.options.zk_migration:
-            self.spec = (self.spec[:-1] + ",zk-migration=true]") if self.spec.endswith("]") else self.spec + "[zk-migration=true]"
+        self.spec = make_spec(self.options.classpath, self.options.metadata_version,
+                              kafka_version=self.options.kafka_version, zk_migration=self.options.zk_migration,
+                              bug=self.options.bug, elr=self.options.elr)
         self._pending: tuple[str, ClusterState] | None = None
         self._current: ClusterState | None = None
         # prefetch(): Kafka's outcomes of every action from one state, fetched in one round trip
@@ -351,7 +403,7 @@ class KafkaImplementation(SubprocessImplementation):
     # -- the Implementation protocol, with the reset folded into the next apply --------------------------
     def reset(self, profile: str, state: ClusterState) -> None:
         if profile != "kraft":
-            raise ImplementationError(f"{self.spec}: Kafka 3.9's KRaft controller implements the profile kraft, "
+            raise ImplementationError(f"{self.spec}: Kafka {self.setup.version}'s KRaft controller implements the profile kraft, "
                                       f"not {profile}")
         self._pending = (profile, state)
         self._current = state
@@ -467,7 +519,6 @@ def load(spec: str, *, timeout: float | None = None) -> KafkaImplementation:
 
 
 __all__ = [
-    "DEFAULT_METADATA_VERSION",
     "SUPPORTED_METADATA_VERSIONS",
     "KafkaImplementation",
     "KafkaOptions",

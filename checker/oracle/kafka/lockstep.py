@@ -32,14 +32,14 @@ class LockstepStats:
         return {"steps": self.steps, "mismatches": self.mismatches, "allowed_differences": dict(self.allowed)}
 
 
-def reference_profile(metadata_version: str = "3.9-IV0", controller_actions: tuple[str, ...] = (),
-                      zk_migration: bool = False):
-    """The reference's kraft profile at a metadata.version (the ISR-shrink epoch rule depends on it),
-    enumerating the opt-in controller actions (`--kraft-actions`)."""
-    from kreassign.reference.kraft import KraftProfile
+def reference_profile(metadata_version: str | None = None, controller_actions: tuple[str, ...] = (),
+                      zk_migration: bool = False, kafka_version: str | None = None, elr: bool | None = None):
+    """The reference's kraft profile for a Kafka release at a metadata.version (default: the release's
+    latest production level), enumerating the opt-in controller actions (`--kraft-actions`)."""
+    from kreassign.reference.kraft import DEFAULT_KAFKA_VERSION, KraftProfile
 
     return KraftProfile(metadata_version=metadata_version, controller_actions=tuple(controller_actions),
-                        zk_migration=zk_migration)
+                        zk_migration=zk_migration, kafka_version=kafka_version or DEFAULT_KAFKA_VERSION, elr=elr)
 
 
 def _with_controller_properties(props: list) -> list:
@@ -60,8 +60,8 @@ class KafkaLockstepModel(DifferentialModel):
 
     def __init__(self, bounds: Bounds | None, impl: KafkaImplementation, spec: str, stats: LockstepStats,
                  controller_actions: tuple[str, ...] = ()):
-        super().__init__(reference_profile(impl.options.metadata_version, controller_actions, impl.options.zk_migration),
-                         bounds, impl, spec)
+        super().__init__(reference_profile(impl.metadata_version, controller_actions, impl.options.zk_migration,
+                                           impl.setup.version, impl.elr), bounds, impl, spec)
         self.profile_name = "kraft"
         self.name = "kraft"
         self.stats = stats
@@ -108,7 +108,7 @@ def kafka_factory(spec: str = "kafka", controller_actions: tuple[str, ...] = (),
 
     def factory(profile: str, bounds: Any) -> KafkaLockstepModel:
         if model_kind(profile) != REASSIGNMENT or profile != "kraft":
-            raise ValueError(f"--impl kafka checks the kraft profile (Kafka 3.9's KRaft controller), not {profile!r}")
+            raise ValueError(f"--impl kafka checks the kraft profile (a Kafka release's KRaft controller), not {profile!r}")
         if "impl" not in holder:
             holder["impl"] = shared if shared is not None else KafkaImplementation(options)
         if bounds is not None and not isinstance(bounds, Bounds):
@@ -141,8 +141,13 @@ def replay_against_kafka(trace: Any, spec: str = "kafka", impl: KafkaImplementat
     except ValueError as e:
         raise TraceError(f"bounds: {e}") from None
     shared = impl
+    options = parse_spec(spec)
+    if options.kafka_version is None and options.classpath is None and bounds.kafka_version:
+        # the trace names the release (and ELR) its rules followed: replay on that release's controller
+        elr = {"on": True, "off": False}.get(bounds.elr, options.elr)
+        options = replace(options, kafka_version=bounds.kafka_version, elr=elr)
     try:
-        impl = shared if shared is not None else KafkaImplementation(parse_spec(spec))
+        impl = shared if shared is not None else KafkaImplementation(options)
     except ImplementationError as e:
         raise ReplayImplementationError(str(e)) from e
     try:
@@ -158,13 +163,14 @@ def replay_against_kafka(trace: Any, spec: str = "kafka", impl: KafkaImplementat
 _ORACLE_IMPLS: dict[str, KafkaImplementation] = {}
 
 
-def observe(spec: str, state: Any, action: Any) -> tuple[Any, Any]:
-    """Kafka's outcome of one step, for `kreassign oracle`'s check op ({"impl": "kafka", ...})."""
+def observe(spec: str, state: Any, action: Any) -> tuple[KafkaImplementation, Any, Any]:
+    """The implementation and Kafka's outcome of one step, for `kreassign oracle`'s check op
+    ({"impl": "kafka", ...}); the caller judges it with the reference at the implementation's release."""
     impl = _ORACLE_IMPLS.get(spec)
     if impl is None:
         impl = _ORACLE_IMPLS[spec] = KafkaImplementation(parse_spec(spec))
     impl.reset("kraft", state)
-    return impl.apply(action)
+    return (impl, *impl.apply(action))
 
 
 __all__ = ["KafkaLockstepModel", "KraftActionsModel", "LockstepStats", "kafka_factory", "observe", "reference_profile",

@@ -9,6 +9,12 @@
  * session expiring, a broker heartbeat, ElectLeaders, CreatePartitions, DeleteTopics, ...), replays the records the
  * controller produced, and answers with the state read back from the managers.
  *
+ * This file is the same for every supported release (3.9 .. 4.4). Whatever differs between
+ * releases (the managers' builders, registerBroker, heartbeats and the fencing of stale
+ * brokers, the ELR feature, the record-batch classes, ...) goes through the one class
+ * KafkaRelease, of which layers/vX_Y/ holds one per range of releases; the build compiles this
+ * file with the layer of the release on the classpath.
+ *
  * Declared in org.apache.kafka.controller because the entry points are package-private.
  * stdout carries the protocol only; Kafka's own log goes nowhere (no SLF4J provider) or to
  * stderr.
@@ -17,11 +23,17 @@
  *  - an `apply` request may carry "state" (and "profile"): reset to it first (one round trip);
  *  - an `apply` request with "records": true answers the step's metadata records as
  *    kafka-dump-log.sh --cluster-metadata-decoder prints their payload;
- *  - {"op": "version"} answers Kafka's version, commit and the metadata.version in use.
+ *  - {"op": "version"} answers Kafka's version, commit, the layer, the metadata.version in use,
+ *    the metadata.versions the release accepts and what it says about ELR;
+ *  - a state's topic may carry "min_insync_replicas" (a ConfigRecord; read back only then), and
+ *    with --elr a partition carries "elr" and "last_known_elr" (PartitionRecord's
+ *    eligibleLeaderReplicas / lastKnownElr; read back as PartitionRegistration's elr / lastKnownElr).
  *
- * Arguments: --metadata-version V (default 3.9-IV0), --zk-migration (ZooKeeper-migration
- * mode), --bug wrong-partition (a planted bug for the tests: PartitionChangeRecords of an
- * apply are replayed into the next partition of the topic).
+ * Arguments: --metadata-version V (default: the release's latest production level),
+ * --elr (eligible leader replicas, KIP-966: eligible.leader.replicas.version 1 in the bootstrap),
+ * --zk-migration (ZooKeeper-migration mode, 3.9 only), --bug wrong-partition (a planted bug for the
+ * tests: PartitionChangeRecords of an apply are replayed into the next partition of the topic).
+ * An argument the release cannot honour exits with code 2 and one line on stderr.
  */
 package org.apache.kafka.controller;
 
@@ -62,57 +74,91 @@ import org.apache.kafka.common.metadata.UnfenceBrokerRecord;
 import org.apache.kafka.common.metadata.UnregisterBrokerRecord;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
-import org.apache.kafka.common.utils.AppInfoParser;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.BrokerHeartbeatReply;
+import org.apache.kafka.metadata.FinalizedControllerFeatures;
 import org.apache.kafka.metadata.KafkaConfigSchema;
+import org.apache.kafka.metadata.MetadataRecordSerde;
 import org.apache.kafka.metadata.PartitionRegistration;
-import org.apache.kafka.metadata.placement.StripedReplicaPlacer;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.KRaftVersion;
 import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.server.common.serialization.RecordSerde;
 import org.apache.kafka.server.config.ConfigSynonym;
-import org.apache.kafka.timeline.SnapshotRegistry;
 
 import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Random;
+import java.util.Properties;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 public final class KreassignAdapter {
     static final ObjectMapper JSON = new ObjectMapper();
     static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     static final String UNCLEAN = "unclean.leader.election.enable";
+    static final String MIN_ISR = "min.insync.replicas";
     static final long SESSION_TIMEOUT_MS = 9000;
 
-    /** Kafka's test schema (FakeKafkaConfigSchema): the two topic configs the controller reads. */
-    static final KafkaConfigSchema SCHEMA;
+    /**
+     * Kafka's version and commit, read from kafka/kafka-version.properties as AppInfoParser reads them (AppInfoParser
+     * moved to common.utils.internals in 4.4, and its logger would print SLF4J's no-provider warning before a
+     * one-line argument error).
+     */
+    static final String KAFKA_VERSION;
+    static final String KAFKA_COMMIT;
 
     static {
-        Map<ConfigResource.Type, ConfigDef> configs = new HashMap<>();
-        for (ConfigResource.Type type : new ConfigResource.Type[] {ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC}) {
-            configs.put(type, new ConfigDef()
-                .define(UNCLEAN, ConfigDef.Type.BOOLEAN, "false", ConfigDef.Importance.HIGH, "")
-                .define("min.insync.replicas", ConfigDef.Type.INT, "1", ConfigDef.Importance.HIGH, ""));
+        Properties props = new Properties();
+        try (InputStream in = ApiKeys.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in != null) props.load(in);
+        } catch (IOException e) {
+            // as AppInfoParser: "unknown"
         }
-        Map<String, List<ConfigSynonym>> synonyms = new HashMap<>();
-        synonyms.put(UNCLEAN, Collections.singletonList(new ConfigSynonym(UNCLEAN)));
-        synonyms.put("min.insync.replicas", Collections.singletonList(new ConfigSynonym("min.insync.replicas")));
-        SCHEMA = new KafkaConfigSchema(configs, synonyms);
+        KAFKA_VERSION = props.getProperty("version", "unknown").trim();
+        KAFKA_COMMIT = props.getProperty("commitId", "unknown").trim();
+    }
+
+    /**
+     * Kafka's test schema (FakeKafkaConfigSchema): the two topic configs the controller reads. Built on first use
+     * (ConfigSynonym's logger would print SLF4J's no-provider warning before a one-line argument error).
+     */
+    static KafkaConfigSchema schema() {
+        return Schema.INSTANCE;
+    }
+
+    private static final class Schema {
+        static final KafkaConfigSchema INSTANCE;
+
+        static {
+            Map<ConfigResource.Type, ConfigDef> configs = new HashMap<>();
+            for (ConfigResource.Type type : new ConfigResource.Type[] {ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC}) {
+                configs.put(type, new ConfigDef()
+                    .define(UNCLEAN, ConfigDef.Type.BOOLEAN, "false", ConfigDef.Importance.HIGH, "")
+                    .define(MIN_ISR, ConfigDef.Type.INT, "1", ConfigDef.Importance.HIGH, ""));
+            }
+            Map<String, List<ConfigSynonym>> synonyms = new HashMap<>();
+            synonyms.put(UNCLEAN, Collections.singletonList(new ConfigSynonym(UNCLEAN)));
+            synonyms.put(MIN_ISR, Collections.singletonList(new ConfigSynonym(MIN_ISR)));
+            INSTANCE = new KafkaConfigSchema(configs, synonyms);
+        }
     }
 
     /** A clock the adapter moves by hand (session expiry). */
@@ -126,10 +172,12 @@ public final class KreassignAdapter {
         }
     }
 
-    /** One controller: the managers sharing one SnapshotRegistry, and the log replayed into them. */
+    /**
+     * One controller: the managers (sharing one SnapshotRegistry, wired by the release's layer as its
+     * QuorumController wires them), its clock, and the log replayed into them.
+     */
     static final class Controller {
-        final ManualTime time = new ManualTime();
-        final SnapshotRegistry registry;
+        final ManualTime time;
         final ConfigurationControlManager config;
         final FeatureControlManager features;
         final ClusterControlManager cluster;
@@ -137,27 +185,13 @@ public final class KreassignAdapter {
         final List<ApiMessageAndVersion> log = new ArrayList<>();
         long offset = 0;
 
-        Controller(MetadataVersion mv, boolean zkMigration) {
-            LogContext logContext = new LogContext();
-            registry = new SnapshotRegistry(logContext);
-            config = new ConfigurationControlManager.Builder().setSnapshotRegistry(registry)
-                .setKafkaConfigSchema(SCHEMA).setStaticConfig(new HashMap<>()).build();
-            features = new FeatureControlManager.Builder().setSnapshotRegistry(registry)
-                .setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultFeatureMap(true), Collections.singletonList(0)))
-                .setMetadataVersion(mv).build();
-            final ReplicationControlManager[] holder = new ReplicationControlManager[1];
-            cluster = new ClusterControlManager.Builder().setLogContext(logContext).setTime(time)
-                .setSnapshotRegistry(registry).setSessionTimeoutNs(SESSION_TIMEOUT_MS * 1_000_000L)
-                .setReplicaPlacer(new StripedReplicaPlacer(new Random(0))).setFeatureControlManager(features)
-                .setZkMigrationEnabled(zkMigration)
-                .setBrokerUncleanShutdownHandler((id, records) -> holder[0].handleBrokerUncleanShutdown(id, records))
-                .build();
-            replication = new ReplicationControlManager.Builder().setSnapshotRegistry(registry)
-                .setLogContext(logContext).setMaxElectionsPerImbalance(Integer.MAX_VALUE)
-                .setConfigurationControl(config).setClusterControl(cluster).setCreateTopicPolicy(Optional.empty())
-                .setFeatureControl(features).setEligibleLeaderReplicasEnabled(false).build();
-            holder[0] = replication;
-            cluster.activate();
+        Controller(ManualTime time, ConfigurationControlManager config, FeatureControlManager features,
+                   ClusterControlManager cluster, ReplicationControlManager replication) {
+            this.time = time;
+            this.config = config;
+            this.features = features;
+            this.cluster = cluster;
+            this.replication = replication;
         }
 
         /** Dispatch one record as QuorumController.replay does. */
@@ -184,6 +218,7 @@ public final class KreassignAdapter {
 
     final MetadataVersion mv;
     final boolean zkMigration;
+    final boolean elr; // eligible leader replicas (KIP-966) on: the bootstrap enables eligible.leader.replicas.version
     final String bug;
     Controller ctl;
     long restarts = 0;
@@ -192,10 +227,16 @@ public final class KreassignAdapter {
     final List<List<ApiMessageAndVersion>> batches = new ArrayList<>();
     final List<Long> batchTimes = new ArrayList<>();
 
-    KreassignAdapter(MetadataVersion mv, boolean zkMigration, String bug) {
+    KreassignAdapter(MetadataVersion mv, boolean zkMigration, boolean elr, String bug) {
         this.mv = mv;
         this.zkMigration = zkMigration;
+        this.elr = elr;
         this.bug = bug;
+    }
+
+    /** A controller with empty managers; it becomes active once the log it loads is replayed (activate()). */
+    Controller newController() {
+        return KafkaRelease.newController(new ManualTime(), mv, zkMigration);
     }
 
     // -- ids ----------------------------------------------------------------------------------------
@@ -219,13 +260,32 @@ public final class KreassignAdapter {
     // -- reset ----------------------------------------------------------------------------------------
 
     void reset(JsonNode state) {
-        ctl = new Controller(mv, zkMigration);
+        for (JsonNode t : state.path("topics")) {
+            JsonNode minIsr = t.path("min_insync_replicas");
+            if (!minIsr.isMissingNode() && !(minIsr.canConvertToInt() && minIsr.isIntegralNumber() && minIsr.asInt() >= 1)) {
+                throw new Refusal("topic " + t.path("name").asText() + ": min_insync_replicas must be an integer >= 1, not " + minIsr);
+            }
+            int index = 0;
+            for (JsonNode p : t.path("partitions")) {
+                // without --elr the read-back has no ELR fields: refuse a state whose ELRs would go unseen
+                if (!elr && (p.path("elr").size() > 0 || p.path("last_known_elr").size() > 0)) {
+                    throw new Refusal("partition " + t.path("name").asText() + "-" + index
+                        + " has elr / last_known_elr, but eligible leader replicas are off (start the adapter with --elr)");
+                }
+                index++;
+            }
+        }
+        ctl = newController();
         current = state;
         batches.clear();
         batchTimes.clear();
-        // bootstrap: the metadata.version, then each broker's registration, then each topic (one batch each)
-        appendBatch(Collections.singletonList(new ApiMessageAndVersion(new FeatureLevelRecord()
-            .setName(MetadataVersion.FEATURE_NAME).setFeatureLevel(mv.featureLevel()), (short) 0)));
+        // bootstrap: the metadata.version (and with --elr, what the release bootstraps for ELR), then each
+        // broker's registration, then each topic (one batch each)
+        List<ApiMessageAndVersion> bootstrap = new ArrayList<>();
+        bootstrap.add(new ApiMessageAndVersion(new FeatureLevelRecord()
+            .setName(MetadataVersion.FEATURE_NAME).setFeatureLevel(mv.featureLevel()), (short) 0));
+        if (elr) bootstrap.addAll(KafkaRelease.elrBootstrapRecords(ctl.config));
+        appendBatch(bootstrap);
         List<ApiMessageAndVersion> records = new ArrayList<>();
         for (JsonNode b : state.path("brokers")) {
             if (!b.path("registered").asBoolean(true)) continue;
@@ -247,6 +307,11 @@ public final class KreassignAdapter {
                 records.add(new ApiMessageAndVersion(new ConfigRecord().setResourceType(ConfigResource.Type.TOPIC.id())
                     .setResourceName(name).setName(UNCLEAN).setValue("true"), (short) 0));
             }
+            if (t.has("min_insync_replicas")) {
+                records.add(new ApiMessageAndVersion(new ConfigRecord().setResourceType(ConfigResource.Type.TOPIC.id())
+                    .setResourceName(name).setName(MIN_ISR).setValue(Integer.toString(t.path("min_insync_replicas").asInt())),
+                    (short) 0));
+            }
             int index = 0;
             for (JsonNode p : t.path("partitions")) {
                 PartitionRecord r = new PartitionRecord().setPartitionId(index++).setTopicId(id)
@@ -259,10 +324,15 @@ public final class KreassignAdapter {
                     for (int b : r.replicas()) dirs.add(dirOf(b));
                     r.setDirectories(dirs);
                 }
+                // tagged fields: set only when non-empty, as PartitionRegistration.toRecord writes them
+                if (p.path("elr").size() > 0) r.setEligibleLeaderReplicas(ints(p.path("elr")));
+                if (p.path("last_known_elr").size() > 0) r.setLastKnownElr(ints(p.path("last_known_elr")));
                 records.add(new ApiMessageAndVersion(r, mv.partitionRecordVersion()));
             }
             appendBatch(records);
         }
+        // the controller has loaded the log: it becomes active, tracking every broker's session from now
+        ctl.cluster.activate();
     }
 
     /** Replay records as one batch of the metadata log (a reset's bootstrap records are replayed as they are). */
@@ -317,6 +387,20 @@ public final class KreassignAdapter {
                     }
                     req.topics().add(new AlterPartitionReassignmentsRequestData.ReassignableTopic()
                         .setName(t.path("name").asText()).setPartitions(parts));
+                }
+                if (!r.path("allow_replication_factor_change").asBoolean(true)
+                        && !KafkaRelease.setAllowReplicationFactorChange(req, false)) {
+                    // the release's request has no such field (v0): Kafka's client refuses to build it
+                    // (AlterPartitionReassignmentsRequest.Builder.build), so it never reaches the controller
+                    ObjectNode out = NODES.objectNode();
+                    out.put("type", "AlterPartitionReassignmentsResponse");
+                    out.put("error_code", Errors.UNSUPPORTED_VERSION.code());
+                    out.put("error_message", "The broker does not support the AllowReplicationFactorChange option for the "
+                        + "AlterPartitionReassignments API. Consider re-sending the request without the option or updating "
+                        + "the server version");
+                    out.putArray("responses");
+                    out.put("throttle_time_ms", 0);
+                    return new Outcome(Collections.emptyList(), out);
                 }
                 return alterReassignments(req);
             }
@@ -373,8 +457,9 @@ public final class KreassignAdapter {
             case "ControllerFailover": {
                 // A new controller replays the metadata log from the beginning; nothing is carried over.
                 List<ApiMessageAndVersion> log = new ArrayList<>(ctl.log);
-                ctl = new Controller(mv, zkMigration);
+                ctl = newController();
                 for (ApiMessageAndVersion r : log) ctl.replay(r);
+                ctl.cluster.activate();
                 return new Outcome(Collections.emptyList(), ack(Errors.NONE, null));
             }
             default:
@@ -409,6 +494,7 @@ public final class KreassignAdapter {
             }
         }
         out.put("throttle_time_ms", d.throttleTimeMs());
+        KafkaRelease.putAllowReplicationFactorChange(out, d);  // v1 (4.1+): the request's option, echoed
         return new Outcome(result.records(), out);
     }
 
@@ -436,6 +522,11 @@ public final class KreassignAdapter {
 
     /** AlterPartition from `leader` with the request version's encoding of the new ISR (v3: with broker epochs). */
     Outcome alterPartition(String topic, int index, int leader, List<Integer> newIsr, int leaderEpoch, int partitionEpoch, short version) {
+        // a broker never sends a version its controller does not support (4.0 removed v0 and v1)
+        if (version < ApiKeys.ALTER_PARTITION.oldestVersion() || version > ApiKeys.ALTER_PARTITION.latestVersion()) {
+            throw new Refusal("Kafka " + KAFKA_VERSION + "'s controller has no AlterPartition v" + version
+                + " (versions " + ApiKeys.ALTER_PARTITION.oldestVersion() + " to " + ApiKeys.ALTER_PARTITION.latestVersion() + ")");
+        }
         Uuid id = topicId(topic);
         AlterPartitionRequestData.PartitionData pd = new AlterPartitionRequestData.PartitionData()
             .setPartitionIndex(index).setLeaderEpoch(leaderEpoch).setPartitionEpoch(partitionEpoch).setLeaderRecoveryState((byte) 0);
@@ -449,8 +540,8 @@ public final class KreassignAdapter {
         } else {
             pd.setNewIsr(newIsr);
         }
-        AlterPartitionRequestData.TopicData td = new AlterPartitionRequestData.TopicData().setTopicName(topic)
-            .setTopicId(id == null ? Uuid.ZERO_UUID : id).setPartitions(Collections.singletonList(pd));
+        AlterPartitionRequestData.TopicData td = KafkaRelease.alterPartitionTopic(topic, id == null ? Uuid.ZERO_UUID : id)
+            .setPartitions(Collections.singletonList(pd));
         org.apache.kafka.metadata.BrokerRegistration leaderReg = ctl.cluster.registration(leader);
         AlterPartitionRequestData req = new AlterPartitionRequestData().setBrokerId(leader)
             .setBrokerEpoch(leaderReg == null ? -1 : leaderReg.epoch()).setTopics(Collections.singletonList(td));
@@ -472,29 +563,36 @@ public final class KreassignAdapter {
 
     /** The broker's session times out: the clock passes the session timeout and every other broker heartbeats. */
     Outcome sessionExpires(int broker) {
-        BrokerHeartbeatManager hb = ctl.cluster.heartbeatManager();
-        ctl.time.sleep(SESSION_TIMEOUT_MS + 1);
-        for (Map.Entry<Integer, org.apache.kafka.metadata.BrokerRegistration> e : ctl.cluster.brokerRegistrations().entrySet()) {
-            if (e.getKey() != broker) hb.touch(e.getKey(), e.getValue().fenced(), Long.MAX_VALUE);
-        }
+        expireSession(broker);
         List<ApiMessageAndVersion> records = new ArrayList<>();
         // maybeFenceOneStaleBroker's records are replayed before the next stale broker is looked for
-        while (hb.findOneStaleBroker().isPresent()) {
-            ControllerResult<Void> r = ctl.replication.maybeFenceOneStaleBroker();
-            replayStep(r.records());
-            records.addAll(r.records());
+        for (List<ApiMessageAndVersion> r; (r = KafkaRelease.fenceOneStaleBroker(ctl.replication, ctl.cluster.heartbeatManager())) != null; ) {
+            replayStep(r);
+            records.addAll(r);
         }
         return new Outcome(records, ack(Errors.NONE, null)).alreadyReplayed();
     }
 
+    /**
+     * The clock passes the session timeout while every broker but `broker` heartbeats: each keeps its fencing
+     * state and its session (its contact time), so that only `broker`'s session is stale.
+     */
+    void expireSession(int broker) {
+        BrokerHeartbeatManager hb = ctl.cluster.heartbeatManager();
+        ctl.time.sleep(SESSION_TIMEOUT_MS + 1);
+        for (Map.Entry<Integer, org.apache.kafka.metadata.BrokerRegistration> e : ctl.cluster.brokerRegistrations().entrySet()) {
+            if (e.getKey() != broker) {
+                KafkaRelease.trackHeartbeat(ctl.cluster, e.getKey(), e.getValue().epoch());
+                hb.touch(e.getKey(), e.getValue().fenced(), Long.MAX_VALUE);
+            }
+        }
+    }
+
     /** The broker heartbeats, caught up with the metadata log: a fenced broker is unfenced. */
     Outcome heartbeat(int broker) {
-        OptionalLong registered = ctl.cluster.registerBrokerRecordOffset(broker);
-        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(currentEpoch(broker))
-            .setCurrentMetadataOffset(ctl.offset).setWantFence(false).setWantShutDown(false);
         ControllerResult<BrokerHeartbeatReply> r;
         try {
-            r = ctl.replication.processBrokerHeartbeat(req, registered.orElse(0L));
+            r = processHeartbeat(broker, false);
         } catch (ApiException e) {
             return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
         }
@@ -503,12 +601,9 @@ public final class KreassignAdapter {
 
     /** A heartbeat asking to shut down; as QuorumController, a granted controlled shutdown records its offset. */
     Outcome controlledShutdown(int broker) {
-        OptionalLong registered = ctl.cluster.registerBrokerRecordOffset(broker);
-        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(currentEpoch(broker))
-            .setCurrentMetadataOffset(ctl.offset).setWantFence(false).setWantShutDown(true);
         ControllerResult<BrokerHeartbeatReply> r;
         try {
-            r = ctl.replication.processBrokerHeartbeat(req, registered.orElse(0L));
+            r = processHeartbeat(broker, true);
         } catch (ApiException e) {
             return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
         }
@@ -519,29 +614,48 @@ public final class KreassignAdapter {
         return new Outcome(r.records(), ack(Errors.NONE, null)).alreadyReplayed();
     }
 
+    /** A heartbeat at the broker's registered epoch, caught up with the log, as QuorumController.processBrokerHeartbeat. */
+    ControllerResult<BrokerHeartbeatReply> processHeartbeat(int broker, boolean wantShutDown) {
+        long epoch = currentEpoch(broker);
+        OptionalLong registered = ctl.cluster.registerBrokerRecordOffset(broker);
+        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData().setBrokerId(broker).setBrokerEpoch(epoch)
+            .setCurrentMetadataOffset(ctl.offset).setWantFence(false).setWantShutDown(wantShutDown);
+        KafkaRelease.trackHeartbeat(ctl.cluster, broker, epoch); // the session's contact time, before the write event
+        return ctl.replication.processBrokerHeartbeat(req, registered.orElse(0L));
+    }
+
     /**
      * The broker restarts after an unclean shutdown: its session expired (the clock passes the timeout,
      * the other brokers heartbeat) and it registers a new incarnation before the controller fenced it.
      */
     Outcome restart(int broker) {
-        BrokerHeartbeatManager hb = ctl.cluster.heartbeatManager();
-        ctl.time.sleep(SESSION_TIMEOUT_MS + 1);
-        for (Map.Entry<Integer, org.apache.kafka.metadata.BrokerRegistration> e : ctl.cluster.brokerRegistrations().entrySet()) {
-            if (e.getKey() != broker) hb.touch(e.getKey(), e.getValue().fenced(), Long.MAX_VALUE);
-        }
+        expireSession(broker);
         org.apache.kafka.common.message.BrokerRegistrationRequestData req = new org.apache.kafka.common.message.BrokerRegistrationRequestData()
             .setBrokerId(broker).setClusterId(ctl.cluster.clusterId()).setIsMigratingZkBroker(false)
-            .setIncarnationId(new Uuid(0x696E6361726E0000L + (++restarts), 0x1000L + broker)).setRack(null);
+            .setIncarnationId(new Uuid(0x696E6361726E0000L + (++restarts), 0x1000L + broker)).setRack(null)
+            .setPreviousBrokerEpoch(-1L); // an unclean shutdown leaves no clean-shutdown file: no previous epoch
         req.listeners().add(new org.apache.kafka.common.message.BrokerRegistrationRequestData.Listener()
             .setName("PLAINTEXT").setHost("localhost").setPort(9092 + broker).setSecurityProtocol(SecurityProtocol.PLAINTEXT.id));
+        // QuorumController.registerBroker checks the broker against the finalized features and the kraft.version
+        // (0: the adapter's controller quorum is static)
+        Map<String, Short> finalized = new TreeMap<>(ctl.features.finalizedFeatures(Long.MAX_VALUE).featureMap());
+        Map<String, Short> controllerFeatures = new HashMap<>(finalized);
+        controllerFeatures.put(KRaftVersion.FEATURE_NAME, KRaftVersion.KRAFT_VERSION_0.featureLevel());
+        // the broker supports metadata.version up to the one in use, and every other finalized feature
         req.features().add(new org.apache.kafka.common.message.BrokerRegistrationRequestData.Feature()
-            .setName(MetadataVersion.FEATURE_NAME).setMinSupportedVersion(MetadataVersion.MINIMUM_KRAFT_VERSION.featureLevel())
+            .setName(MetadataVersion.FEATURE_NAME).setMinSupportedVersion(KafkaRelease.BROKER_MINIMUM_METADATA_VERSION.featureLevel())
             .setMaxSupportedVersion(mv.featureLevel()));
+        for (Map.Entry<String, Short> f : finalized.entrySet()) {
+            if (f.getKey().equals(MetadataVersion.FEATURE_NAME)) continue;
+            req.features().add(new org.apache.kafka.common.message.BrokerRegistrationRequestData.Feature()
+                .setName(f.getKey()).setMinSupportedVersion((short) 0).setMaxSupportedVersion(f.getValue()));
+        }
         if (mv.isDirectoryAssignmentSupported()) req.setLogDirs(Collections.singletonList(dirOf(broker)));
         ControllerResult<org.apache.kafka.metadata.BrokerRegistrationReply> r;
         try {
             // the new broker epoch is the offset of its RegisterBrokerRecord, as in QuorumController
-            r = ctl.cluster.registerBroker(req, ctl.offset, ctl.features.finalizedFeatures(Long.MAX_VALUE));
+            r = KafkaRelease.registerBroker(ctl.cluster, req, ctl.offset,
+                new FinalizedControllerFeatures(controllerFeatures, Long.MAX_VALUE));
         } catch (ApiException e) {
             return new Outcome(Collections.emptyList(), ack(Errors.forException(e), null));
         }
@@ -656,11 +770,18 @@ public final class KreassignAdapter {
                 putInts(pn, "removing", p.removingReplicas);
                 pn.put("leader_epoch", p.leaderEpoch);
                 pn.put("partition_epoch", p.partitionEpoch);
+                if (elr) {
+                    putInts(pn, "elr", p.elr);
+                    putInts(pn, "last_known_elr", p.lastKnownElr);
+                }
                 pn.putNull("original");
                 JsonNode before = t.path("partitions").path(i).path("log");
                 if (before.isMissingNode()) pn.putNull("log"); else pn.set("log", before);
             }
             tn.put("unclean_leader_election", ctl.config.uncleanLeaderElectionEnabledForTopic(name));
+            if (t.has("min_insync_replicas")) { // the effective value (topic, cluster, static config), as the controller reads it
+                tn.put("min_insync_replicas", Integer.parseInt(ctl.config.getTopicConfig(name, MIN_ISR).value()));
+            }
         }
         out.putNull("zk");
         out.putNull("kip236");
@@ -683,41 +804,19 @@ public final class KreassignAdapter {
         out.add("Log starting offset: 0");
         long offset = 0;
         long position = 0;
-        org.apache.kafka.server.common.serialization.RecordSerde<ApiMessageAndVersion> serde =
-            org.apache.kafka.metadata.MetadataRecordSerde.INSTANCE;
+        RecordSerde<ApiMessageAndVersion> serde = MetadataRecordSerde.INSTANCE;
         for (int b = 0; b < batches.size(); b++) {
-            long time = batchTimes.get(b);
-            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(1 << 16);
-            org.apache.kafka.common.record.MemoryRecordsBuilder builder = org.apache.kafka.common.record.MemoryRecords.builder(
-                buffer, org.apache.kafka.common.record.RecordBatch.MAGIC_VALUE_V2,
-                org.apache.kafka.common.compress.Compression.NONE, org.apache.kafka.common.record.TimestampType.CREATE_TIME,
-                offset, time, -1L, (short) -1, -1, false, false, 1);
+            List<ByteBuffer> values = new ArrayList<>();
             for (ApiMessageAndVersion r : batches.get(b)) {
-                org.apache.kafka.common.protocol.ObjectSerializationCache cache = new org.apache.kafka.common.protocol.ObjectSerializationCache();
-                int size = serde.recordSize(r, cache);
-                java.nio.ByteBuffer value = java.nio.ByteBuffer.allocate(size);
-                serde.write(r, cache, new org.apache.kafka.common.protocol.ByteBufferAccessor(value));
+                ObjectSerializationCache cache = new ObjectSerializationCache();
+                ByteBuffer value = ByteBuffer.allocate(serde.recordSize(r, cache));
+                serde.write(r, cache, new ByteBufferAccessor(value));
                 value.flip();
-                builder.appendWithOffset(offset++, time, null, value);
+                values.add(value);
             }
-            org.apache.kafka.common.record.MemoryRecords records = builder.build();
-            for (org.apache.kafka.common.record.MutableRecordBatch batch : records.batches()) {
-                out.add("baseOffset: " + batch.baseOffset() + " lastOffset: " + batch.lastOffset() + " count: " + batch.countOrNull() +
-                    " baseSequence: " + batch.baseSequence() + " lastSequence: " + batch.lastSequence() +
-                    " producerId: " + batch.producerId() + " producerEpoch: " + batch.producerEpoch() +
-                    " partitionLeaderEpoch: " + batch.partitionLeaderEpoch() + " isTransactional: " + batch.isTransactional() +
-                    " isControl: " + batch.isControlBatch() + " deleteHorizonMs: " + batch.deleteHorizonMs() +
-                    " position: " + position + " " + batch.timestampType() + ": " + batch.maxTimestamp() +
-                    " size: " + batch.sizeInBytes() + " magic: " + batch.magic() +
-                    " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum() + " isvalid: " + batch.isValid());
-                for (org.apache.kafka.common.record.Record record : batch) {
-                    ApiMessageAndVersion m = serde.read(new org.apache.kafka.common.protocol.ByteBufferAccessor(record.value()), record.valueSize());
-                    out.add("| offset: " + record.offset() + " " + batch.timestampType() + ": " + record.timestamp() +
-                        " keySize: " + record.keySize() + " valueSize: " + record.valueSize() +
-                        " sequence: " + record.sequence() + " headerKeys: []" + " payload: " + dumpLogPayload(m).toString());
-                }
-                position += batch.sizeInBytes();
-            }
+            position += KafkaRelease.dumpBatch(out, offset, position, batchTimes.get(b), values,
+                value -> dumpLogPayload(serde.read(new ByteBufferAccessor(value), value.remaining())).toString());
+            offset += values.size();
         }
         return out;
     }
@@ -804,13 +903,21 @@ public final class KreassignAdapter {
                 for (String l : dumpLog()) lines.add(l);
                 return reply;
             }
-            case "version":
+            case "version": {
                 reply.put("ok", true);
-                reply.put("kafka_version", AppInfoParser.getVersion());
-                reply.put("kafka_commit", AppInfoParser.getCommitId());
+                reply.put("kafka_version", KAFKA_VERSION);
+                reply.put("kafka_commit", KAFKA_COMMIT);
                 reply.put("metadata_version", mv.version());
                 reply.put("java_version", System.getProperty("java.version"));
+                reply.put("layer", KafkaRelease.LAYER);
+                ArrayNode versions = reply.putArray("metadata_versions");
+                for (MetadataVersion v : acceptedMetadataVersions()) versions.add(v.version());
+                reply.put("latest_production_metadata_version", MetadataVersion.LATEST_PRODUCTION.version());
+                reply.put("elr_supported", KafkaRelease.elrUnsupportedReason(mv) == null);
+                reply.put("elr_default", KafkaRelease.elrDefault());
+                reply.put("elr", elr);
                 return reply;
+            }
             case "close":
                 reply.put("ok", true);
                 return reply;
@@ -822,25 +929,92 @@ public final class KreassignAdapter {
     static void checkProfile(JsonNode req) {
         String profile = req.path("profile").asText("kraft");
         if (!profile.equals("kraft")) {
-            throw new Refusal("Kafka 3.9's KRaft controller implements the profile kraft, not " + profile);
+            throw new Refusal("Kafka " + minor(KAFKA_VERSION) + "'s KRaft controller implements the profile kraft, not " + profile);
         }
     }
 
-    public static void main(String[] args) throws Exception {
-        MetadataVersion mv = MetadataVersion.IBP_3_9_IV0;
+    /** "3.9.2" -> "3.9" */
+    static String minor(String version) {
+        String[] parts = version.split("\\.");
+        return parts.length < 2 ? version : parts[0] + "." + parts[1];
+    }
+
+    /**
+     * The metadata.versions this release accepts for the adapter, in Kafka's order: from the oldest one it still
+     * supports (KafkaRelease.OLDEST_METADATA_VERSION) up to its latest production one.
+     */
+    static List<MetadataVersion> acceptedMetadataVersions() {
+        List<MetadataVersion> out = new ArrayList<>();
+        for (MetadataVersion v : MetadataVersion.VERSIONS) {
+            if (v.isAtLeast(KafkaRelease.OLDEST_METADATA_VERSION) && !v.isAtLeast(MetadataVersion.LATEST_PRODUCTION)) out.add(v);
+        }
+        out.add(MetadataVersion.LATEST_PRODUCTION);
+        return out;
+    }
+
+    /**
+     * Parse --metadata-version as MetadataVersion.fromVersionString does ("3.9-IV0", or "3.9" for the release's last
+     * level), accepting only the release's accepted levels (the string parser's signature differs between releases).
+     */
+    static MetadataVersion parseMetadataVersion(String text) {
+        List<MetadataVersion> accepted = acceptedMetadataVersions();
+        MetadataVersion found = null;
+        for (MetadataVersion v : MetadataVersion.VERSIONS) {
+            if (v.version().equals(text) || v.shortVersion().equals(text)) found = v; // the last level of a release wins
+        }
+        if (found == null || !accepted.contains(found)) {
+            throw new Refusal("--metadata-version " + text + ": " + (found == null ? "no such level in" : "not accepted by") + " Kafka "
+                + KAFKA_VERSION + " (accepted: " + accepted.get(0).version() + " .. "
+                + accepted.get(accepted.size() - 1).version() + ")");
+        }
+        return found;
+    }
+
+    /** The adapter for the command line; a Refusal names an argument this release cannot honour. */
+    static KreassignAdapter fromArguments(String[] args) {
+        MetadataVersion mv = MetadataVersion.LATEST_PRODUCTION;
         boolean zk = false;
+        boolean elr = false;
         String bug = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--metadata-version": mv = MetadataVersion.fromVersionString(args[++i]); break;
+                case "--metadata-version":
+                    if (i + 1 == args.length) throw new Refusal("--metadata-version needs a value");
+                    mv = parseMetadataVersion(args[++i]);
+                    break;
                 case "--zk-migration": zk = true; break;
-                case "--bug": bug = args[++i]; break;
+                case "--elr": elr = true; break;
+                case "--bug":
+                    if (i + 1 == args.length) throw new Refusal("--bug needs a value");
+                    bug = args[++i];
+                    break;
                 default:
-                    System.err.println("KreassignAdapter: unknown argument " + args[i]);
-                    System.exit(2);
+                    throw new Refusal("unknown argument " + args[i]);
             }
         }
-        KreassignAdapter adapter = new KreassignAdapter(mv, zk, bug);
+        if (zk && !KafkaRelease.ZK_MIGRATION) {
+            throw new Refusal("--zk-migration: Kafka " + KAFKA_VERSION
+                + " has no ZooKeeper-migration mode (Kafka 4.0 removed ZooKeeper)");
+        }
+        if (elr) {
+            String reason = KafkaRelease.elrUnsupportedReason(mv);
+            if (reason != null) {
+                throw new Refusal("--elr: Kafka " + KAFKA_VERSION + " cannot enable eligible leader replicas at metadata.version "
+                    + mv.version() + ": " + reason);
+            }
+        }
+        return new KreassignAdapter(mv, zk, elr, bug);
+    }
+
+    public static void main(String[] args) throws Exception {
+        KreassignAdapter adapter;
+        try {
+            adapter = fromArguments(args);
+        } catch (Refusal e) {
+            System.err.println("KreassignAdapter: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         PrintWriter out = new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), false);
         String line;
