@@ -25,7 +25,12 @@ from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, make_spec
-from kreassign.checker.oracle.kafka.lockstep import KafkaLockstepModel, LockstepStats, kafka_factory, reference_profile
+from kreassign.checker.oracle.kafka.lockstep import (
+    KafkaLockstepModel,
+    LockstepStats,
+    kafka_factory,
+    reference_profile,
+)
 from kreassign.spec import kafka_releases
 from tabulate import tabulate
 

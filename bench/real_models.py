@@ -80,10 +80,9 @@ def run_kreassign(config: str, workers: int, kernel: bool = True) -> dict:
     # Kafka 3.9's rules, ELR off: what the TLA+ twin (../shared/anchor-kraft) encodes
     cmd = [sys.executable, "-m", "kreassign.cli", "check", "--profile", "kraft", "--kafka-version", "3.9.2",
            "--targets", "all", *CONFIGS[config].split(), "--no-liveness", "--no-minimize", "--json",
-           "--out", tempfile.mkdtemp()]
-    env = dict(os.environ, KREASSIGN_WORKERS=str(workers), KREASSIGN_KERNEL="1" if kernel else "0")
+           "--out", tempfile.mkdtemp(), "--workers", str(workers), *([] if kernel else ["--no-kernel"])]
     started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     try:
         result = json.loads(proc.stdout)["results"][0]

@@ -114,4 +114,4 @@ def release(version: str) -> KafkaRelease:
     raise ValueError(f"Kafka {version} is not a supported release (supported: {', '.join(r.version for r in RELEASES)})")
 
 
-__all__ = ["KafkaRelease", "NEWEST", "RELEASES", "before", "level_name", "elr_default", "elr_possible", "level_index", "parse_version", "release"]
+__all__ = ["NEWEST", "RELEASES", "KafkaRelease", "before", "elr_default", "elr_possible", "level_index", "level_name", "parse_version", "release"]

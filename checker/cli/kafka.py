@@ -83,8 +83,9 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     from tabulate import tabulate
 
-    print(tabulate([[r["version"], "yes" if r["cached"] else "no", f"{r['metadata_versions'][0]} .. "
-                     f"{r['metadata_versions'][1]}", "on" if r["elr_default"] else "off"] for r in rows],
+    print(tabulate([[r["version"], "yes" if r["cached"] else "no",
+                     f"{r['metadata_versions'][0]} .. {r['metadata_versions'][1]}",
+                     "on" if r["elr_default"] else "off"] for r in rows],
                    headers=["release", "cached", "metadata.version", "ELR for a new cluster"]))
     print(f"\ncache: {releases.cache_root() / 'kafka'}" + (f" (also cached: {', '.join(extra)})" if extra else ""))
     return 0

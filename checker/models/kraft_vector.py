@@ -800,6 +800,8 @@ def _v_leader_in_isr(c):
 
 
 def _v_isr_non_empty(c):
+    # twin of spec/reassign_properties.isr_non_empty without its ELR clause: ELR never reaches this kernel
+    # (kraft_kernel._unmodelled declines it), so partitions here have no ELR and no last known leader
     return c.Im != 0
 
 

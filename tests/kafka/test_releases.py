@@ -17,10 +17,15 @@ from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.differential import MATCH_PROPERTY
 from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, make_spec
-from kreassign.checker.oracle.kafka.lockstep import KafkaLockstepModel, LockstepStats, kafka_factory, reference_profile
-from kreassign.spec import kafka_releases
+from kreassign.checker.oracle.kafka.lockstep import (
+    KafkaLockstepModel,
+    LockstepStats,
+    kafka_factory,
+    reference_profile,
+)
 from kreassign.reference.kraft_change import all_target_replicas_in_isr
 from kreassign.spec import actions as A
+from kreassign.spec import kafka_releases
 from kreassign.spec import messages as M
 from kreassign.spec.state import make_cluster
 

@@ -20,20 +20,19 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+
+from kreassign.spec import kafka_releases
 
 from kreassign.errors import InfraError, UsageError
-from kreassign.spec import kafka_releases
 
 #: the newest patch release of every minor the adapter and the reference follow (docs/kafka.md, the release matrix)
 RELEASES = tuple(r.version for r in kafka_releases.RELEASES)
 NEWEST = kafka_releases.NEWEST
 #: what `--impl kafka` runs without --kafka-version / --kafka-classpath
 DEFAULT_RELEASE = NEWEST
-#: the minors with a layer in the adapter; any patch release of these is accepted
-MINORS = tuple(sorted({tuple(int(x) for x in v.split(".")[:2]) for v in RELEASES}))
 #: what the controller classes need at run time; Maven adds their dependencies (jackson, zstd, ...)
 CONTROLLER_ARTIFACTS = ("kafka-metadata", "kafka-server-common", "kafka-raft", "kafka-clients")
 GROUP = "org.apache.kafka"
@@ -192,7 +191,21 @@ def classpath_for(version: str, *, fetch_missing: bool = True, log: Callable[[st
 
 
 __all__ = [
-    "CONTROLLER_ARTIFACTS", "CachedRelease", "DEFAULT_RELEASE", "MavenError", "NEWEST", "RELEASES", "cache_root", "cached",
-    "cached_releases", "classpath_for", "fetch", "fetch_command", "find_maven", "minor_of", "parse_version",
-    "release_dir", "version_key",
+    "CONTROLLER_ARTIFACTS",
+    "DEFAULT_RELEASE",
+    "NEWEST",
+    "RELEASES",
+    "CachedRelease",
+    "MavenError",
+    "cache_root",
+    "cached",
+    "cached_releases",
+    "classpath_for",
+    "fetch",
+    "fetch_command",
+    "find_maven",
+    "minor_of",
+    "parse_version",
+    "release_dir",
+    "version_key",
 ]
