@@ -29,6 +29,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any
 
 from kreassign.checker.check.minimize import bounds_json, minimize
@@ -36,8 +37,9 @@ from kreassign.checker.explore import liveness
 from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph, explore
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.bounds import Bounds, ConfigError
-from kreassign.checker.models.compositional import compositional_explorer, compositional_requested
-from kreassign.checker.models.packed import fast_path_enabled, packable, packed_explorer
+from kreassign.checker.models.compositional import compositional_explorer
+from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.models.packed import packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
 from kreassign.spec.findings import MONOTONE_BOUNDS, Finding, findings_for, trace_file
@@ -236,13 +238,16 @@ def _classify_fair(graph: StateGraph, prop: Property, found: tuple[Finding, ...]
 def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress=None,
                        only: str | None = None, findings: bool = True,
                        explorer: Callable[..., ExploreResult] = explore,
-                       compose: bool | None = None) -> tuple[ExploreResult, dict[str, Classified]]:
+                       compose: bool | None = None,
+                       engine_options: EngineOptions = DEFAULT_ENGINE) -> tuple[ExploreResult, dict[str, Classified]]:
     """Explore once and classify every violation of every property (or of `only`, stopping at its
     first unexpected violation when it is a safety property).
 
     `explorer` is the engine: `explore` (embedded) or another with the same signature and result
     (the Spark engine); liveness and the classification of stuck states run on the graph it returns.
-    `compose` (default: `check --compositional`) checks each partition apart (models/compositional.py).
+    `engine_options` (models/engine_options.py, `check`'s engine flags): the packed path or not (`fast`),
+    and what the packed engine is given (workers, kernel, subsumption); `compose` (default:
+    `engine_options.compositional`) checks each partition apart (models/compositional.py).
     """
     props = [p for p in model.properties() if only is None or p.name == only]
     release = model_release(model)
@@ -252,12 +257,12 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
     # stopping at the first violation is only right when that violation is the one wanted
     stop = only is not None and all(p.kind != EVENTUALLY and SEP not in p.name for p in engine_props)
     # the embedded engine runs on the packed path when the model splits per partition (models/packed.py)
-    fast = fast_path_enabled() and getattr(explorer, "explorer", explorer) is explore and packable(model, engine_props)
-    compose = compositional_requested() if compose is None else compose
+    fast = engine_options.fast and getattr(explorer, "explorer", explorer) is explore and packable(model, engine_props)
+    compose = engine_options.compositional if compose is None else compose
     if compose and not fast:
         raise ConfigError("--compositional: needs the packed path (profile kraft, kraft-3.7 or kip455 with none of "
                           "the issue-14 capability bounds, the embedded engine, no --no-fast)")
-    fast_engine = compositional_explorer if compose else packed_explorer
+    fast_engine = partial(compositional_explorer if compose else packed_explorer, engine_options=engine_options)
     patched = model.__dict__.get("properties")
     model.properties = lambda: engine_props  # type: ignore[method-assign]
     try:
@@ -295,11 +300,12 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
 
 
 def find_violations(model: Model, *, keep_graph: bool, progress=None, stop_on: str | None = None,
-                    explorer: Callable[..., ExploreResult] = explore) -> tuple[ExploreResult, dict[str, Found]]:
+                    explorer: Callable[..., ExploreResult] = explore,
+                    engine_options: EngineOptions = DEFAULT_ENGINE) -> tuple[ExploreResult, dict[str, Found]]:
     """Explore and collect {property: (path, loop_start)}: the first violation of each property,
     unclassified (no findings), for callers that judge violations themselves."""
     result, classified = explore_classified(model, "", keep_graph=keep_graph, progress=progress, only=stop_on,
-                                            explorer=explorer)
+                                            explorer=explorer, engine_options=engine_options)
     return result, {n: c.unexpected for n, c in classified.items() if c.unexpected is not None}
 
 
@@ -353,14 +359,16 @@ def expected_at(finding: Finding, bounds: Any, profile: str) -> bool:
 # -- minimization ------------------------------------------------------------------------------------
 
 
-def _unexpected_at(factory: ModelFactory, profile: str, bounds: Bounds, prop_name: str, graph: bool) -> Found | None:
-    """The shortest unexpected violation of `prop_name` at `bounds`, if any (minimization's search)."""
+def _unexpected_at(factory: ModelFactory, profile: str, bounds: Bounds, prop_name: str, graph: bool,
+                   engine_options: EngineOptions = DEFAULT_ENGINE) -> Found | None:
+    """The shortest unexpected violation of `prop_name` at `bounds`, if any (minimization's search: the
+    run's engine options, never compositional)."""
     try:
         model = factory(profile, bounds)
     except (ConfigError, ValueError):
         return None
     _, classified = explore_classified(model, profile, keep_graph=graph, only=prop_name, findings=False,
-                                       compose=False)
+                                       compose=False, engine_options=engine_options)
     c = classified.get(prop_name)
     return c.unexpected if c is not None else None
 
@@ -381,8 +389,12 @@ def check_model(
     symmetry: bool = False,
     explorer: Callable[..., ExploreResult] = explore,
     engine: str = "embedded",
+    engine_options: EngineOptions = DEFAULT_ENGINE,
 ) -> CheckResult:
     """Explore one profile at the given bounds and classify every property.
+
+    `engine_options` (models/engine_options.py) are `check`'s engine flags (--no-fast, --no-kernel,
+    --workers, --subsume, --compositional); the default is the default run.
 
     With `symmetry`, the model is explored on broker-renaming orbits (checker/models/symmetry.py);
     counterexamples are turned back into concrete paths before they are written.
@@ -397,7 +409,7 @@ def check_model(
         model = SymmetryReduced(model)
     started = time.perf_counter()
     result, classified = explore_classified(model, profile, keep_graph=liveness_check, progress=progress,
-                                            explorer=explorer)
+                                            explorer=explorer, engine_options=engine_options)
     check = CheckResult(profile, engine, model.describe(), result.states, result.transitions, result.depth,
                         0.0, result.complete, reduction=getattr(result, "reduction", None),
                         memory=_memory(result))
@@ -424,7 +436,8 @@ def check_model(
         if minimize_counterexamples and isinstance(bounds, Bounds):
             small_bounds, (path, loop) = minimize(
                 bounds, (path, loop),
-                lambda b, name=prop.name, graph=prop.kind == EVENTUALLY: _unexpected_at(factory, profile, b, name, graph))
+                lambda b, name=prop.name, graph=prop.kind == EVENTUALLY: _unexpected_at(factory, profile, b, name, graph,
+                                                                                        engine_options))
             if small_bounds != bounds:
                 small_model = factory(profile, small_bounds)
         verdict.status, verdict.length = VIOLATED, len(path) - 1
@@ -459,5 +472,5 @@ def _findings_verdict(profile: str, prop_name: str, bounds: Any, c: Classified, 
 
 
 __all__ = ["FAILING", "FINDING_MISSING", "HOLDS", "KNOWN", "NOT_CHECKED", "VIOLATED", "CheckResult", "Classified",
-           "FindingVerdict", "PropertyVerdict", "check_model", "engine_properties", "expected_at",
+           "EngineOptions", "FindingVerdict", "PropertyVerdict", "check_model", "engine_properties", "expected_at",
            "explore_classified", "find_violations", "minimize"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import replace
 from typing import Any
@@ -30,6 +29,7 @@ from kreassign.checker.explore.bfs import Interrupted
 
 from kreassign.checker.check.run import FINDING_MISSING, HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
 from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
+from kreassign.checker.models.engine_options import EngineOptions
 from kreassign.checker.models.bound_flags import add_bound_arguments, bound_overrides
 from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
 from kreassign.checker.models.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
@@ -165,8 +165,19 @@ def _factory(kind: str, args: argparse.Namespace):
     return lambda p, b: build_model(kind, p, b)
 
 
+def engine_options(args: argparse.Namespace) -> EngineOptions:
+    """The engine flags as one value (checked here: --workers at least 1, --compositional on the packed path)."""
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers: must be at least 1, got {args.workers}")
+    if args.compositional and (args.engine == "spark" or args.no_fast or args.symmetry or args.impl):
+        raise UsageError("--compositional: runs on the embedded packed path only "
+                         "(not with --engine spark, --no-fast, --symmetry or --impl)")
+    return EngineOptions(fast=not args.no_fast, kernel=not args.no_kernel, workers=args.workers,
+                         subsume=args.subsume, compositional=args.compositional)
+
+
 def run_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Any = None,
-            progress: Any = None) -> CheckResult:
+            progress: Any = None, options: EngineOptions | None = None) -> CheckResult:
     kind = model_kind(profile)
     if kind == QUOTA and bounds is None:
         from kreassign.checker.models.quota import default_quota_bounds
@@ -184,6 +195,7 @@ def run_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Any =
         minimize_counterexamples=not args.no_minimize,
         progress=progress,
         symmetry=args.symmetry,
+        engine_options=options if options is not None else engine_options(args),
     )
 
 
@@ -238,11 +250,12 @@ def _limits(args: argparse.Namespace) -> RunLimits:
     return RunLimits(args.max_states, memory)
 
 
-def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: _Recorder) -> CheckResult:
+def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: _Recorder,
+               options: EngineOptions) -> CheckResult:
     """One profile, with its failures mapped onto the exit-code contract."""
     reporter = explorer.reporter = ProgressReporter(profile, interval=args.progress_interval)
     try:
-        result = run_one(profile, bounds, args, explorer, reporter)
+        result = run_one(profile, bounds, args, explorer, reporter, options)
     except KreassignError:
         raise
     except ModuleNotFoundError as e:
@@ -312,21 +325,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.workers is not None:  # read by checker/models/packed.py (this process and its workers only)
-        if args.workers < 1:
-            raise UsageError(f"--workers: must be at least 1, got {args.workers}")
-        os.environ["KREASSIGN_WORKERS"] = str(args.workers)
-    if args.no_fast:
-        os.environ["KREASSIGN_FAST"] = "0"
-    if args.no_kernel:  # read by checker/models/kraft_kernel.py
-        os.environ["KREASSIGN_KERNEL"] = "0"
-    if args.subsume:
-        os.environ["KREASSIGN_SUBSUME"] = "1"
-    if args.compositional:
-        if args.engine == "spark" or args.no_fast or args.symmetry or args.impl:
-            raise UsageError("--compositional: runs on the embedded packed path only "
-                             "(not with --engine spark, --no-fast, --symmetry or --impl)")
-        os.environ["KREASSIGN_COMPOSITIONAL"] = "1"
+    options = engine_options(args)  # the engine flags, passed down as a value (checker/models/engine_options.py)
     limits = _limits(args)
     check_out_dir(args.out)
     if args.junit:
@@ -345,7 +344,7 @@ def _run(args: argparse.Namespace) -> int:
     interrupted = None
     for profile, bounds in plan:
         try:
-            results.append(_check_one(profile, bounds, args, explorer))
+            results.append(_check_one(profile, bounds, args, explorer, options))
             results[-1].spark = (getattr(explorer.explorer, "runs", None) or [None])[-1]  # where Spark ran it
         except KeyboardInterrupt as e:
             if isinstance(e, Interrupted):

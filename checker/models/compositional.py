@@ -40,7 +40,6 @@ unreduced run on configurations small enough for both, with planted bugs.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -51,6 +50,7 @@ import numpy as np
 from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, explore
 from kreassign.checker.explore.liveness import environment_edge
 from kreassign.checker.explore.packed_bfs import reverse_reach
+from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.models.packed import SEP, PackedReassignment, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.spec import actions as A
@@ -65,11 +65,6 @@ LOOP_SEARCH_LIMIT = 200_000  # cluster states searched for the loop a lifted stu
 
 class CompositionError(ValueError):
     """The model (or these bounds) is not one compositional mode is exact for."""
-
-
-def compositional_requested() -> bool:
-    """`check --compositional` (read here so that check/run.py stays engine-agnostic)."""
-    return os.environ.get("KREASSIGN_COMPOSITIONAL") == "1"
 
 
 @dataclass
@@ -277,9 +272,10 @@ def _check_finishing_needs_no_fault(proj: Projection, goal_props: list[Any]) -> 
 
 def compositional_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progress: Any = None,
                            stop_on_violation: bool = False, max_states: int | None = None,
-                           watch: Any = None) -> CompositionalResult:
+                           watch: Any = None, engine_options: EngineOptions = DEFAULT_ENGINE) -> CompositionalResult:
     """An `explorer` for check/run.py (bfs.explore's signature): one packed search per projection,
-    the exactness conditions checked, every path lifted back to the cluster."""
+    the exactness conditions checked, every path lifted back to the cluster. `engine_options` goes on to
+    each projection's packed search (workers, kernel, subsumption)."""
     props = list(model.properties())
     if not packable(model, props):
         raise CompositionError(f"profile {model.profile_name} with these bounds is not partition-local "
@@ -290,7 +286,8 @@ def compositional_explorer(model: ReassignmentModel, *, keep_graph: bool = False
     projections = projections_of(model)
     for proj in projections:
         proj.result = packed_explorer(proj.model, keep_graph=keep_graph, progress=progress,
-                                      stop_on_violation=stop_on_violation, max_states=max_states, watch=watch)
+                                      stop_on_violation=stop_on_violation, max_states=max_states, watch=watch,
+                                      engine_options=engine_options)
     complete = all(p.result.complete for p in projections)
     base_props = [p for p in props if p.kind in (ALWAYS, TRANSITION, EVENTUALLY)]
     goal_props = [p for p in props if p.kind == EVENTUALLY]
@@ -342,5 +339,4 @@ def compositional_explorer(model: ReassignmentModel, *, keep_graph: bool = False
     return out
 
 
-__all__ = ["CompositionError", "CompositionalResult", "compositional_explorer", "compositional_requested",
-           "lift", "projections_of"]
+__all__ = ["CompositionError", "CompositionalResult", "compositional_explorer", "lift", "projections_of"]

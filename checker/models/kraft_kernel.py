@@ -28,12 +28,12 @@ reference as the architecture asks:
   properties it implements (looked up by the predicate itself, so a property a test
   replaces goes through the reference).
 
-`KREASSIGN_KERNEL=0` (`check --no-kernel`) switches it off.
+`check --no-kernel` (`EngineOptions(kernel=False)`, checker/models/engine_options.py, which
+`PackedReassignment(kernel=False)` receives) switches it off.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from kreassign.reference.common import admin_requests
@@ -68,10 +68,6 @@ _EMPTY: tuple[int, ...] = ()
 class KernelMismatch(InfraError):
     """The kernel and the reference answered one local situation differently: kreassign's own machinery
     failed (exit 3), not the model; `--no-kernel` runs on the reference alone."""
-
-
-def kernel_enabled() -> bool:
-    return os.environ.get("KREASSIGN_KERNEL", "1") != "0"
 
 
 class _Brokers:
@@ -124,7 +120,8 @@ def _leader_in_isr(p, g):
 
 
 def _isr_non_empty(p, g):
-    return len(p.isr) > 0
+    # twin of spec/reassign_properties.isr_non_empty (the ELR clause never applies here: the kernel declines ELR)
+    return len(p.isr) > 0 or (p.leader == NO_LEADER and (bool(p.elr) or any(b != NO_LEADER for b in p.last_known_elr)))
 
 
 def _replication_factor_bounded(p, g):
@@ -367,7 +364,7 @@ class KraftKernel:
 
     @classmethod
     def build(cls, packed: Any) -> KraftKernel | None:
-        if not kernel_enabled() or _unmodelled(packed) is not None:
+        if _unmodelled(packed) is not None:  # (`PackedReassignment(kernel=False)` does not ask: --no-kernel)
             return None
         return cls(packed)
 
@@ -573,4 +570,4 @@ def same_answers(packed: Any, mine: tuple[list, tuple | None], theirs: tuple[lis
     return norm(mine) == norm(theirs)
 
 
-__all__ = ["CHECK_EVERY", "EDGE", "STATE", "KernelMismatch", "KraftKernel", "kernel_enabled", "same_answers"]
+__all__ = ["CHECK_EVERY", "EDGE", "STATE", "KernelMismatch", "KraftKernel", "same_answers"]

@@ -35,7 +35,6 @@ it reaches packs back to the path's int, so a counterexample is always the refer
 from __future__ import annotations
 
 import multiprocessing
-import os
 from dataclasses import replace
 from typing import Any
 
@@ -43,6 +42,7 @@ import numpy as np
 from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states
 from kreassign.checker.explore.liveness import environment_edge
 from kreassign.checker.explore.packed_bfs import PackedResult, explore_packed
+from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.models.kraft_kernel import KernelMismatch, KraftKernel, same_answers
 from kreassign.checker.models.kraft_vector import VECTOR_GROUPS, VectorKernel
 from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
@@ -139,9 +139,11 @@ def _bits(n: int) -> int:
 
 
 class PackedReassignment:
-    """`model` (a ReassignmentModel) with int64 states and tabulated successors."""
+    """`model` (a ReassignmentModel) with int64 states and tabulated successors; `workers` processes
+    tabulate the reference's answers (forked workers inherit this object, so its values), and `kernel`
+    lets the kraft kernels answer where they apply (`check --no-kernel`: False)."""
 
-    def __init__(self, model: ReassignmentModel, workers: int = 1):
+    def __init__(self, model: ReassignmentModel, workers: int = 1, kernel: bool = True):
         if not packable(model):  # reads model.properties(): the engine's (maybe split) properties
             raise NotPackable(f"profile {model.profile_name} keeps controller-wide state; no packed encoding")
         self.inner = model
@@ -220,7 +222,7 @@ class PackedReassignment:
         self.init_state = self.pack(init)
         # the kraft profiles' steps without the reference's plumbing (checker/models/kraft_kernel.py), where
         # it was compared with the reference; every CHECK_EVERY-th row it answers is compared again in `install`
-        self.kernel = KraftKernel.build(self)
+        self.kernel = KraftKernel.build(self) if kernel else None
         # its answers of budget groups 0-3 (all but a failover), many situations at once (checker/models/kraft_vector.py)
         self.vector = VectorKernel.build(self.kernel) if self.kernel is not None else None
         self.kernel_checks = 0
@@ -806,29 +808,18 @@ class _Group:
             self.g_ok.data[at, cols], self.g_rank.data[at, cols] = oks, ranks
 
 
-def fast_path_enabled() -> bool:
-    """The packed path is on unless KREASSIGN_FAST=0 (or `check --no-fast`) asks for the object engine."""
-    return os.environ.get("KREASSIGN_FAST", "1") != "0"
-
-
-def default_workers() -> int:
-    """Worker processes for tabulating: KREASSIGN_WORKERS (set by `check --workers N`), else every core."""
-    value = os.environ.get("KREASSIGN_WORKERS")
-    return max(1, int(value)) if value and value.isdigit() else (os.cpu_count() or 1)
-
-
 def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progress: Any = None,
                     stop_on_violation: bool = False, max_states: int | None = None,
-                    watch: Any = None) -> PackedResult:
+                    watch: Any = None, engine_options: EngineOptions = DEFAULT_ENGINE) -> PackedResult:
     """An `explorer` for check/run.py: `bfs.explore`'s signature and result, on the packed path.
 
     Violation paths come back as the reference model's own paths (`concretize`); instead of a
-    graph the result answers `classify_stuck` for each `eventually` property.
+    graph the result answers `classify_stuck` for each `eventually` property. `engine_options`
+    (models/engine_options.py): the workers, the kernel switch and budget subsumption (safety only).
     """
-    packed = PackedReassignment(model, workers=default_workers())
-    subsume = os.environ.get("KREASSIGN_SUBSUME") == "1"  # check --subsume (safety only)
+    packed = PackedReassignment(model, workers=engine_options.worker_count(), kernel=engine_options.kernel)
     result = explore_packed(packed, liveness=keep_graph, progress=progress, stop_on_violation=stop_on_violation,
-                            max_states=max_states, watch=watch, subsume=subsume)
+                            max_states=max_states, watch=watch, subsume=engine_options.subsume)
     result.violations = {n: replace(v, path=packed.concretize(v.path)) for n, v in result.violations.items()}
     result.examples = {n: packed.concretize(p) for n, p in result.examples.items()}
 
@@ -855,4 +846,4 @@ def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progr
     return result
 
 
-__all__ = ["DECOMPOSABLE", "NotPackable", "PackedReassignment", "default_workers", "fast_path_enabled", "packable", "packed_explorer"]
+__all__ = ["DECOMPOSABLE", "NotPackable", "PackedReassignment", "packable", "packed_explorer"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from kreassign.checker.check.run import explore_classified
 from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.models.reassign import REASSIGNS, TOPIC, ReassignmentModel, in_flight
 from kreassign.checker.plan.model import (
     LEADERLESS,
@@ -206,14 +207,15 @@ def spec_model(profile: Any, bounds, shape: Shape) -> ReassignmentModel:
     return plain if plain.init_states() == model.init_states() else model
 
 
-def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
-    """Every answer for one shape: the spec's properties, then the failure questions."""
+def check_shape(shape: Shape, options: PlanOptions, engine_options: EngineOptions = DEFAULT_ENGINE) -> ShapeResult:
+    """Every answer for one shape: the spec's properties (explored as `engine_options` say), then the
+    failure questions."""
     started = time.perf_counter()
     bounds = shape_bounds(shape, failures=options.failures, failovers=options.failovers,
                           cancel=options.cancel, overrides=options.overrides, kafka_version=options.kafka_version)
     model = spec_model(options.profile, bounds, shape)
     name = options.profile if isinstance(options.profile, str) else options.profile.name
-    result, classified = explore_classified(model, name, keep_graph=options.liveness)
+    result, classified = explore_classified(model, name, keep_graph=options.liveness, engine_options=engine_options)
     findings = []
     declared = {(f.property, f.name): f for f in findings_for(name, release=getattr(model.profile, "kafka_version", None))}
     for prop in model.properties():
@@ -240,13 +242,12 @@ def check_shape(shape: Shape, options: PlanOptions) -> ShapeResult:
                        time.perf_counter() - started, complete)
 
 
+#: in a shape worker the packed engine tabulates in that process (the shapes already take every core)
+TABULATE_ALONE = EngineOptions(workers=1)
+
+
 def _check_shape_args(args: tuple[Shape, PlanOptions]) -> ShapeResult:
-    return check_shape(*args)
-
-
-def _tabulate_alone() -> None:
-    """In a shape worker: the packed engine tabulates in this process (the shapes already take every core)."""
-    os.environ["KREASSIGN_WORKERS"] = "1"
+    return check_shape(*args, engine_options=TABULATE_ALONE)
 
 
 def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = None,
@@ -260,7 +261,7 @@ def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = N
             if progress:
                 progress(k, len(shapes))
         return out
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_tabulate_alone) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
         for k, r in enumerate(pool.map(_check_shape_args, [(s, options) for s in shapes], chunksize=1), 1):
             out[r.shape] = r
             if progress:

@@ -87,6 +87,51 @@ def test_every_release_has_a_layer_and_the_newest_layer_not_newer_than_the_relea
     assert K.layer_for("3.9.0").name == "v3_9"
 
 
+def _layer_files(version):
+    return [f"{p.relative_to(K.LAYERS_ROOT).parts[0]}/{p.stem}" for p in K.layer_sources(version)]
+
+
+def test_each_release_compiles_its_layer_chain_and_the_moved_classes_of_the_newest_layer_that_has_them():
+    """Each layer holds only what differs: 4.x's wiring shares nothing with 3.9's (its class starts a chain), and
+    4.3 and 4.4 only move classes (RecordBatches: MemoryRecords & co.; LogContexts: LogContext)."""
+    assert _layer_files("3.9.2") == ["v3_9/KafkaRelease3_9", "v3_9/LogContexts", "v3_9/RecordBatches"]
+    for v in ("4.0.2", "4.1.2", "4.2.2"):
+        assert _layer_files(v) == ["v4_0/KafkaRelease4_0", "v3_9/LogContexts", "v3_9/RecordBatches"]
+    assert _layer_files("4.3.1") == ["v4_0/KafkaRelease4_0", "v3_9/LogContexts", "v4_3/RecordBatches"]
+    assert _layer_files("4.4.0") == ["v4_0/KafkaRelease4_0", "v4_4/LogContexts", "v4_3/RecordBatches"]
+    for r in kafka_releases.RELEASES:
+        setup = K.KafkaSetup("java", "javac", [], r.version, "test")
+        assert setup.sources == [K.CORE_SOURCE, *K.layer_sources(r.version)]
+        layer = K.layer_for(r.version)
+        assert all(p.relative_to(K.LAYERS_ROOT).parts[0] <= layer.name for p in setup.sources[1:])  # never a newer one
+        generated = K.release_class_source(r.version)
+        assert f"final class KafkaRelease extends {setup.sources[1].stem} {{" in generated
+        assert f'static final String LAYER = "{layer.name}";' in generated
+
+
+def test_the_layer_chain_follows_extends_and_a_moved_class_comes_from_the_newest_layer(monkeypatch, tmp_path):
+    def java(layer, name, text):
+        d = tmp_path / layer / K.PACKAGE_DIR
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{name}.java").write_text(f"package org.apache.kafka.controller;\n{text}\n")
+    java("v4_0", "KafkaRelease4_0", "class KafkaRelease4_0 { }")
+    java("v4_0", "Moved", "final class Moved { }")
+    java("v4_1", "KafkaRelease4_1", "class KafkaRelease4_1 extends KafkaRelease4_0 { }")
+    java("v4_2", "Moved", "final class Moved { }")
+    java("v4_3", "KafkaRelease4_3", "class KafkaRelease4_3 { }")  # starts a chain of its own
+    monkeypatch.setattr(K, "LAYERS_ROOT", tmp_path)
+    assert _layer_files("4.0.2") == ["v4_0/KafkaRelease4_0", "v4_0/Moved"]
+    assert _layer_files("4.2.2") == ["v4_0/KafkaRelease4_0", "v4_1/KafkaRelease4_1", "v4_2/Moved"]
+    assert K.layer_for("4.2.2").name == "v4_2" and "extends KafkaRelease4_1 {" in K.release_class_source("4.2.2")
+    assert _layer_files("4.4.0") == ["v4_3/KafkaRelease4_3", "v4_2/Moved"]
+    java("v4_3", "KafkaRelease4_3", "class KafkaRelease4_3 extends KafkaRelease4_4 { }")
+    with pytest.raises(K.KafkaSetupError, match="extends a layer class that is not older"):
+        K.layer_sources("4.4.0")
+    java("v4_3", "KafkaRelease4_3", "class KafkaRelease4_3 extends KafkaRelease4_2 { }")
+    with pytest.raises(K.KafkaSetupError, match="extends KafkaRelease4_2, which no layer"):
+        K.layer_sources("4.4.0")
+
+
 def test_the_adapter_is_compiled_once_into_the_cache_and_keyed_by_release_and_classpath(monkeypatch, tmp_path):
     libs = _libs(tmp_path)  # before the cache moves: the jars stay where `kafka fetch` put them
     setup = K.resolve_setup(str(libs))

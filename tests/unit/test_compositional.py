@@ -20,6 +20,7 @@ import pytest
 from kreassign.checker.check.run import check_model
 from kreassign.checker.models import compositional as C
 from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.engine_options import EngineOptions
 from kreassign.checker.models.reassign import ReassignmentModel, in_flight
 from kreassign.checker.models.suite import DEFAULT_SUITE
 from kreassign.spec.findings import Finding
@@ -32,14 +33,15 @@ def _verdicts(result):
     return {n: (v.status, v.length, {f: x.length for f, x in v.findings.items()}) for n, v in result.properties.items()}
 
 
-def _both(profile, bounds, model=None, monkeypatch=None, liveness=True):
+COMPOSITIONAL = EngineOptions(compositional=True)  # check --compositional
+
+
+def _both(profile, bounds, model=None, liveness=True):
     factory = (lambda p, b: ReassignmentModel(model, b)) if model is not None else None
     kw = {"factory": factory} if factory else {}
     kw["liveness_check"] = liveness
-    monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "0")
     whole = check_model(profile, bounds, minimize_counterexamples=False, **kw)
-    monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
-    parts = check_model(profile, bounds, minimize_counterexamples=False, **kw)
+    parts = check_model(profile, bounds, minimize_counterexamples=False, engine_options=COMPOSITIONAL, **kw)
     return whole, parts
 
 
@@ -61,8 +63,8 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("profile,bounds", CONFIGS, ids=[f"{p}-{i}" for i, (p, _) in enumerate(CONFIGS)])
-def test_same_verdicts_as_the_whole_cluster(profile, bounds, monkeypatch):
-    whole, parts = _both(profile, bounds, monkeypatch=monkeypatch)
+def test_same_verdicts_as_the_whole_cluster(profile, bounds):
+    whole, parts = _both(profile, bounds)
     assert whole.complete and parts.complete
     assert _verdicts(parts) == _verdicts(whole)
     assert parts.states < whole.states
@@ -101,20 +103,18 @@ def ends_only_during_a_fault(before, action, step):
 # a leader outside its ISR can make finishing need a fault (condition C1): its safety verdicts alone
 @pytest.mark.parametrize("corrupt,prop,liveness", [(leader_leaves_isr, "leader_in_isr", False),
                                                    (never_ends, "reassignment_can_finish", True)])
-def test_planted_bug_caught_alike(corrupt, prop, liveness, monkeypatch):
+def test_planted_bug_caught_alike(corrupt, prop, liveness):
     bounds = replace(DEFAULT_SUITE["kraft"], partitions=2)
-    whole, parts = _both("kraft", bounds, model=planted("kraft", corrupt), monkeypatch=monkeypatch,
-                         liveness=liveness)
+    whole, parts = _both("kraft", bounds, model=planted("kraft", corrupt), liveness=liveness)
     assert whole.properties[prop].status == "violated"
     assert _verdicts(parts) == _verdicts(whole)
 
 
-def test_counterexample_is_a_path_of_the_whole_cluster(monkeypatch, tmp_path):
-    monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
+def test_counterexample_is_a_path_of_the_whole_cluster(tmp_path):
     model = planted("kraft", never_ends)
     bounds = Bounds(partitions=2, brokers=3, rf=2, failures=1)
     result = check_model("kraft", bounds, factory=lambda p, b: ReassignmentModel(model, b),
-                         minimize_counterexamples=False, out_dir=str(tmp_path))
+                         minimize_counterexamples=False, out_dir=str(tmp_path), engine_options=COMPOSITIONAL)
     verdict = result.properties["reassignment_can_finish"]
     assert verdict.status == "violated"
     import json
@@ -131,16 +131,15 @@ def test_counterexample_is_a_path_of_the_whole_cluster(monkeypatch, tmp_path):
 # -- the conditions, each broken once --------------------------------------------------------------------
 
 
-def test_refused_when_finishing_needs_a_fault(monkeypatch):
-    monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
+def test_refused_when_finishing_needs_a_fault():
     model = planted("kraft", ends_only_during_a_fault)
     with pytest.raises(C.CompositionError, match="needs a broker or controller fault"):
         check_model("kraft", Bounds(partitions=2, brokers=3, rf=2, failures=1),
-                    factory=lambda p, b: ReassignmentModel(model, b), minimize_counterexamples=False)
+                    factory=lambda p, b: ReassignmentModel(model, b), minimize_counterexamples=False,
+                    engine_options=COMPOSITIONAL)
 
 
 def test_refused_when_an_idle_partition_matches_a_finding(monkeypatch):
-    monkeypatch.setenv("KREASSIGN_COMPOSITIONAL", "1")
     everywhere = Finding("matches_everything", "leader_in_isr", ("kraft",), lambda s: True, "planted", {})
     real = C.findings_for
     monkeypatch.setattr(C, "findings_for", lambda profile, name, release=None: (everywhere,)
@@ -148,7 +147,8 @@ def test_refused_when_an_idle_partition_matches_a_finding(monkeypatch):
     model = planted("kraft", leader_leaves_isr)  # leader_in_isr fails somewhere, so its findings matter
     with pytest.raises(C.CompositionError, match="matches a partition no admin touched"):
         check_model("kraft", Bounds(partitions=2, brokers=3, rf=2, failures=1),
-                    factory=lambda p, b: ReassignmentModel(model, b), minimize_counterexamples=False)
+                    factory=lambda p, b: ReassignmentModel(model, b), minimize_counterexamples=False,
+                    engine_options=COMPOSITIONAL)
 
 
 class _Prop:

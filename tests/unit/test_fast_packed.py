@@ -23,6 +23,7 @@ from kreassign.checker.check.run import SEP, check_model, engine_properties
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.explore.packed_bfs import explore_packed
 from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.models.engine_options import EngineOptions
 from kreassign.checker.models.packed import NotPackable, PackedReassignment, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.reference.kraft import KraftProfile
@@ -124,10 +125,9 @@ def _verdicts(result):
     ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
     ("kip455", Bounds(brokers=4, rf=2, reassigns=2, cancels=0, failures=1)),  # leaderless_for_good (liveness)
 ])
-def test_check_verdicts_equal_with_and_without_the_packed_path(profile, bounds, monkeypatch, tmp_path):
+def test_check_verdicts_equal_with_and_without_the_packed_path(profile, bounds, tmp_path):
     fast = check_model(profile, bounds, out_dir=str(tmp_path / "fast"))
-    monkeypatch.setenv("KREASSIGN_FAST", "0")
-    slow = check_model(profile, bounds, out_dir=str(tmp_path / "slow"))
+    slow = check_model(profile, bounds, out_dir=str(tmp_path / "slow"), engine_options=EngineOptions(fast=False))
     assert (fast.states, fast.transitions, fast.depth) == (slow.states, slow.transitions, slow.depth)
     assert _verdicts(fast) == _verdicts(slow)
 
@@ -216,10 +216,10 @@ def test_run_limits_stop_the_packed_search():
     ("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, partitions=2)),
     ("kip455", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1)),
 ])
-def test_budget_subsumption_keeps_safety_verdicts_and_lengths(profile, bounds, monkeypatch, tmp_path):
+def test_budget_subsumption_keeps_safety_verdicts_and_lengths(profile, bounds, tmp_path):
     plain = check_model(profile, bounds, liveness_check=False, out_dir=str(tmp_path / "plain"))
-    monkeypatch.setenv("KREASSIGN_SUBSUME", "1")
-    reduced = check_model(profile, bounds, liveness_check=False, out_dir=str(tmp_path / "reduced"))
+    reduced = check_model(profile, bounds, liveness_check=False, out_dir=str(tmp_path / "reduced"),
+                          engine_options=EngineOptions(subsume=True))
     assert reduced.states < plain.states
     assert _verdicts(reduced) == _verdicts(plain)
 
@@ -240,13 +240,11 @@ CLI_COUNTS = [(["--kafka-version", OLD], (4541, 18595, 12)),
 
 
 @pytest.mark.parametrize("release,counts", CLI_COUNTS, ids=["3.9", "4.4-elr-off", "4.4-elr-on"])
-def test_check_cli_flags_of_the_packed_path(release, counts, monkeypatch, tmp_path, capsys):
+def test_check_cli_flags_of_the_packed_path(release, counts, tmp_path, capsys):
     import json
 
     from kreassign.cli import main
 
-    for name in ("KREASSIGN_WORKERS", "KREASSIGN_FAST", "KREASSIGN_SUBSUME"):
-        monkeypatch.setenv(name, "")  # restored after the test: the CLI sets them for its process
     common = ["check", "--profile", "kraft", *release, "--no-liveness", "--no-minimize", "--json",
               "--out", str(tmp_path)]
     assert main(common + ["--workers", "2"]) == 0

@@ -234,13 +234,12 @@ def _summary(result):
 
 @pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft-b4-rf3-failover", "kraft-pre36-perm",
                                   "kraft44-b4-rf2", "kraft44-b4-rf3-failover"])
-def test_whole_runs_agree_with_the_kernel_on_and_off(name, monkeypatch):
+def test_whole_runs_agree_with_the_kernel_on_and_off(name):
     profile, mapping = CONFIG[name]
     on = PackedReassignment(_model(profile, mapping), workers=1)
     assert on.kernel is not None
     with_kernel = _summary(explore_packed(on, liveness=True))
-    monkeypatch.setenv("KREASSIGN_KERNEL", "0")
-    off = PackedReassignment(_model(profile, mapping), workers=1)
+    off = PackedReassignment(_model(profile, mapping), workers=1, kernel=False)  # check --no-kernel
     assert off.kernel is None
     without = _summary(explore_packed(off, liveness=True))
     assert with_kernel == without
@@ -332,9 +331,9 @@ def test_kernel_stands_aside_where_it_was_not_compared(case):
     assert reason.startswith(why), reason  # for its own reason (not one another case shows)
 
 
-def test_kernel_applies_to_the_plain_profiles_and_the_switch_turns_it_off(monkeypatch):
-    """The contrast to the cases above (so they can fail), at every release with ELR off, and
-    KREASSIGN_KERNEL=0."""
+def test_kernel_applies_to_the_plain_profiles_and_the_switch_turns_it_off():
+    """The contrast to the cases above (so they can fail), at every release with ELR off, and the
+    switch (`kernel=False`: check --no-kernel, EngineOptions(kernel=False))."""
     from kreassign.spec.kafka_releases import RELEASES
 
     plain = {"failovers": 1, "unclean": True}
@@ -345,8 +344,7 @@ def test_kernel_applies_to_the_plain_profiles_and_the_switch_turns_it_off(monkey
         packed = PackedReassignment(_model(profile, mapping), workers=1)
         assert K._unmodelled(packed) is None, (profile, mapping)
         assert isinstance(packed.kernel, KraftKernel)
-    monkeypatch.setenv("KREASSIGN_KERNEL", "0")
-    assert PackedReassignment(_model("kraft", AT_OLD), workers=1).kernel is None
+    assert PackedReassignment(_model("kraft", AT_OLD), workers=1, kernel=False).kernel is None
 
 
 #: ELR on (4.4.0's default) where it changes the answers: min.insync.replicas 2 with RF 2, so an ISR
@@ -452,7 +450,6 @@ def test_a_kernel_mismatch_is_exit_3_in_one_line(capsys, monkeypatch, tmp_path):
     runs the same bounds on the reference alone and passes."""
     from test_exit_codes import run
 
-    monkeypatch.setenv("KREASSIGN_KERNEL", "1")  # restored after the test (--no-kernel sets it in this process)
     _shrink_as_expand(monkeypatch)
     monkeypatch.setattr(K, "CHECK_EVERY", 1)
     from kreassign.checker.models.kraft_vector import VectorKernel

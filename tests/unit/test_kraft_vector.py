@@ -201,15 +201,14 @@ def test_whole_runs_agree_with_the_vector_kernel_on_and_off(name):
 
 
 @pytest.mark.parametrize("at", [AT_OLD, AT_NEW], ids=["3.9", "4.4-elr-off"])
-def test_vector_kernel_needs_at_most_six_brokers_and_the_scalar_kernel(at, monkeypatch):
+def test_vector_kernel_needs_at_most_six_brokers_and_the_scalar_kernel(at):
     six = PackedReassignment(_model("kraft", {"brokers": 6, "rf": 2, "failures": 1, **at}), workers=1)
     assert isinstance(six.vector, VectorKernel)  # the contrast, so the cases below can fail
     seven = _model("kraft", {"brokers": 7, "rf": 2, "failures": 1, **at})
     assert packable(seven)
     packed = PackedReassignment(seven, workers=1)
     assert packed.kernel is not None and packed.vector is None
-    monkeypatch.setenv("KREASSIGN_KERNEL", "0")
-    packed = PackedReassignment(_model("kraft", {"brokers": 3, "rf": 2, "failures": 1, **at}), workers=1)
+    packed = PackedReassignment(_model("kraft", {"brokers": 3, "rf": 2, "failures": 1, **at}), workers=1, kernel=False)
     assert packed.kernel is None and packed.vector is None
 
 
@@ -349,14 +348,13 @@ def test_the_spot_checks_pass_a_correct_vector_kernel(config, monkeypatch):
 
 @pytest.mark.parametrize("release", [["--kafka-version", OLD], ["--kafka-version", "4.4.0", "--elr", "off"]],
                          ids=["3.9", "4.4-elr-off"])
-def test_check_json_says_who_tabulated(release, capsys, monkeypatch, tmp_path):
+def test_check_json_says_who_tabulated(release, capsys, tmp_path):
     """`check --json` reports the answers by who gave them and the spot checks: the kernels for kraft,
     the reference alone with --no-kernel (same counts)."""
     import json
 
     from test_exit_codes import run
 
-    monkeypatch.setenv("KREASSIGN_KERNEL", "1")  # restored after the test (--no-kernel sets it in this process)
     argv = ["check", "--profile", "kraft", "--brokers", "4", "--rf", "2", "--reassigns", "2", "--cancels", "1",
             "--failures", "1", *release, "--no-liveness", "--json", "--out", str(tmp_path)]
     code, out, _ = run(argv, capsys)
@@ -371,14 +369,13 @@ def test_check_json_says_who_tabulated(release, capsys, monkeypatch, tmp_path):
     assert (slow["states"], slow["transitions"], slow["depth"]) == (fast["states"], fast["transitions"], fast["depth"])
 
 
-def test_check_json_says_the_reference_tabulated_with_elr(capsys, monkeypatch, tmp_path):
+def test_check_json_says_the_reference_tabulated_with_elr(capsys, tmp_path):
     """The newest release's default (ELR on): the kernels decline, every answer is the reference's, no
     spot checks; the run says which release and ELR setting it followed."""
     import json
 
     from test_exit_codes import run
 
-    monkeypatch.setenv("KREASSIGN_KERNEL", "1")
     argv = ["check", "--profile", "kraft", "--brokers", "4", "--rf", "2", "--reassigns", "2",
             "--cancels", "1", "--failures", "1", "--no-liveness", "--json", "--out", str(tmp_path)]
     code, out, _ = run(argv, capsys)

@@ -147,3 +147,95 @@ def test_fast_start_imports_no_heavy_dependency(argv):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     heavy = out.strip().splitlines()[-1]
     assert heavy == "HEAVY:", f"{argv} imported {heavy[6:]}"
+
+
+# -- the engine flags travel as a value, not through the environment (issue 23) ---------------------------
+
+#: the environment variables that once carried `kreassign check`'s engine flags (now one frozen value,
+#: checker/models/engine_options.py); spelled in pieces so that this file holds none of them either
+RETIRED_ENGINE_VARIABLES = tuple("KREASSIGN_" + n for n in ("FAST", "KERNEL", "WORKERS", "SUBSUME", "COMPOSITIONAL"))
+
+#: the repository's own text: code, tests, benchmarks, docs (not the virtualenv, caches or run outputs)
+TEXT_ROOTS = ("checker", "spec", "reference", "kreassign", "bench", "tests", "docs", "deploy", "examples",
+              "README.md", "pyproject.toml")
+
+#: environment writes checker/ may make: variables read by another program, never one of kreassign's
+#: own switches (Spark's launcher: the JVM's options, the Python its local workers run)
+ENVIRON_WRITES_ALLOWED = {("checker/spark/engine.py", "SPARK_SUBMIT_OPTS"), ("checker/spark/engine.py", "PYSPARK_PYTHON")}
+
+_ENVIRON_METHODS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
+
+
+def _text_files():
+    for name in TEXT_ROOTS:
+        p = ROOT / name
+        for f in [p] if p.is_file() else sorted(p.rglob("*")) if p.is_dir() else []:
+            if f.is_file() and "__pycache__" not in f.parts:
+                yield f
+
+
+def _is_environ(node: ast.AST) -> bool:
+    """`os.environ`, or `environ` (from os import environ)."""
+    return (isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name)
+            and node.value.id == "os") or (isinstance(node, ast.Name) and node.id == "environ")
+
+
+def _key(node: ast.AST | None) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else "?"
+
+
+def environ_writes(path: Path) -> list[tuple[int, str]]:
+    """(line, variable or "?") of every write to the process environment in one module: an item assigned
+    or deleted, a mutating method of os.environ, os.putenv / os.unsetenv."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for t in targets:
+            if isinstance(t, ast.Subscript) and _is_environ(t.value):
+                found.append((node.lineno, _key(t.slice)))
+        if isinstance(node, ast.Call):
+            f = node.func
+            first = node.args[0] if node.args else None
+            if isinstance(f, ast.Attribute) and f.attr in _ENVIRON_METHODS and _is_environ(f.value):
+                found.append((node.lineno, _key(first) if f.attr != "update" else "?"))
+            elif (isinstance(f, ast.Attribute) and f.attr in ("putenv", "unsetenv") and isinstance(f.value, ast.Name)
+                  and f.value.id == "os") or (isinstance(f, ast.Name) and f.id in ("putenv", "unsetenv")):
+                found.append((node.lineno, _key(first)))
+    return sorted(found)
+
+
+def test_no_retired_engine_variable_is_named_anywhere():
+    """The engine flags reach the engine as `EngineOptions` (check_model / explore_classified ->
+    packed_explorer, PackedReassignment, compositional_explorer); no module, test, bench script or doc
+    names the variables that once carried them."""
+    bad = [f"{f.relative_to(ROOT)}: {name}" for f in _text_files()
+           for name in RETIRED_ENGINE_VARIABLES if name in f.read_text(errors="replace")]
+    assert not bad, "pass EngineOptions (checker/models/engine_options.py) or the check flag instead:\n" + "\n".join(bad)
+
+
+def test_checker_writes_no_environment_variable():
+    """checker/ never sets the process environment to pass a switch on (a value travels as a parameter);
+    the only writes are the few another program reads (ENVIRON_WRITES_ALLOWED)."""
+    bad = []
+    for f in sorted((ROOT / "checker").rglob("*.py")):
+        rel = f.relative_to(ROOT).as_posix()
+        bad += [f"{rel}:{line}: {name}" for line, name in environ_writes(f) if (rel, name) not in ENVIRON_WRITES_ALLOWED]
+    assert not bad, "an os.environ write in checker/ (pass the value as a parameter instead):\n" + "\n".join(bad)
+
+
+def test_the_environ_walker_sees_every_kind_of_write(tmp_path):
+    # the rule above must see each form (else a write hides behind another spelling)
+    f = tmp_path / "m.py"
+    f.write_text("import os\nfrom os import environ, putenv\n"
+                 "def f(n):\n"
+                 "    os.environ['A'] = '1'\n    os.environ['B'] += '1'\n    del os.environ['C']\n"
+                 "    os.environ.setdefault('D', '1')\n    os.environ.update(E='1')\n    os.environ.pop('F', None)\n"
+                 "    environ['G'] = str(n)\n    os.putenv('H', '1')\n    putenv('I', '1')\n    os.unsetenv('J')\n"
+                 "    os.environ.get('K'), os.environ['L'], os.getenv('M')\n")
+    assert [name for _, name in environ_writes(f)] == ["A", "B", "C", "D", "?", "F", "G", "H", "I", "J"]

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.plan.check import NOTE, RISK, PlanOptions, check_shape, spec_model
 from kreassign.checker.plan.model import PlanPartitionModel, shape_bounds
@@ -123,7 +124,7 @@ def test_phases_follow_the_reference():
     assert max(len(p.replicas) for p in phases) == 4
 
 
-def test_a_partition_starting_like_the_plain_model_gets_it_and_the_same_answers(monkeypatch):
+def test_a_partition_starting_like_the_plain_model_gets_it_and_the_same_answers():
     # the spec's properties run on ReassignmentModel itself (the packed path) only when it starts
     # where the partition does; a lagging follower, a missing leader or a down broker keep theirs
     cases = [(move([1, 2, 3], [2, 3, 4], min_isr=2), True), (move([1, 2], [2, 3]), True),
@@ -137,13 +138,12 @@ def test_a_partition_starting_like_the_plain_model_gets_it_and_the_same_answers(
         assert model.init_states() == PlanPartitionModel("kraft", bounds, shape).init_states()
     shape, _ = shape_of(cases[0][0])
 
-    def answers():
-        r = check_shape(shape, PlanOptions())
+    def answers(engine_options=DEFAULT_ENGINE):
+        r = check_shape(shape, PlanOptions(), engine_options)
         return [(f.severity, f.property, f.finding, f.trace, f.failure_sets) for f in r.findings], r.states, r.complete
 
     fast = answers()
-    monkeypatch.setenv("KREASSIGN_FAST", "0")  # the object engine on the same model
-    assert answers() == fast and fast[2]
+    assert answers(EngineOptions(fast=False)) == fast and fast[2]  # the object engine on the same model
 
 
 # -- the command line ----------------------------------------------------------------------------------

@@ -67,8 +67,8 @@ def test_terminal_progress_is_one_live_line_cleared_at_the_end() -> None:
 def test_check_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setattr(bfs, "PROGRESS_INTERVAL", 0.0)  # the engine calls back after every chunk
     monkeypatch.setattr(bfs._ObjectStore, "chunk", 256)
-    monkeypatch.setenv("KREASSIGN_FAST", "0")  # the embedded object store (the packed engine reports once a second)
-    code = main(["check", "--profile", "kraft", "--progress-interval", "0.000001", "--no-liveness",
+    # --no-fast: the embedded object store (the packed engine reports once a second)
+    code = main(["check", "--profile", "kraft", "--progress-interval", "0.000001", "--no-liveness", "--no-fast",
                  "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 0

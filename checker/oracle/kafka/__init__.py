@@ -1,8 +1,8 @@
 """Apache Kafka's own KRaft controller as an implementation under test (issue 12, docs/kafka.md).
 
-`KafkaImplementation` runs the Java adapter `java/core/.../KreassignAdapter.java` with the release's layer
-`java/layers/vX_Y/.../KafkaRelease.java`
-(package data, compiled with `javac` on first use and cached) in one JVM per run, and speaks
+`KafkaImplementation` runs the Java adapter `java/core/.../KreassignAdapter.java` with the release's layer chain
+`java/layers/vX_Y/.../*.java` (`layer_sources`; package data, compiled with `javac` on first use and cached)
+in one JVM per run, and speaks
 the subprocess protocol of docs/adapters.md to it through `SubprocessImplementation`:
 `reset` puts Kafka's ReplicationControlManager / ClusterControlManager into a kreassign state,
 `apply` drives one action through Kafka's own entry point and reads the state back.
@@ -45,11 +45,17 @@ from . import releases
 from .releases import cache_root
 
 #: where the adapter's Java source lives (package data): a version-independent core and one thin layer per
-#: range of releases whose controller API differs (java/layers/vX_Y: used from release X.Y on)
+#: release whose controller API differs (java/layers/vX_Y: used from release X.Y on; it holds only what
+#: differs from the layers before it, see layer_sources)
 JAVA_ROOT = Path(__file__).resolve().parent / "java"
-CORE_SOURCE = JAVA_ROOT / "core" / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.java"
+PACKAGE_DIR = Path("org") / "apache" / "kafka" / "controller"
+CORE_SOURCE = JAVA_ROOT / "core" / PACKAGE_DIR / "KreassignAdapter.java"
 LAYERS_ROOT = JAVA_ROOT / "layers"
-LAYER_FILE = Path("org") / "apache" / "kafka" / "controller" / "KafkaRelease.java"
+#: the class the core calls, generated into the compile's directory: `final class KafkaRelease extends
+#: KafkaReleaseX_Y` (the newest layer class not newer than the release), with the chosen layer's name
+LAYER_FILE = PACKAGE_DIR / "KafkaRelease.java"
+_LAYER_CLASS = re.compile(r"KafkaRelease(\d+)_(\d+)\.java")
+_EXTENDS = re.compile(r"\bclass\s+KafkaRelease(\d+)_(\d+)\s+extends\s+KafkaRelease(\d+)_(\d+)\b")
 ADAPTER_CLASS = "org.apache.kafka.controller.KreassignAdapter"
 
 #: the class every Kafka classpath must provide (kafka-metadata-*.jar)
@@ -133,19 +139,70 @@ def kafka_version(jars: list[Path]) -> str | None:
     return None
 
 
-def layer_for(version: str) -> Path:
-    """The adapter layer for a release: the greatest java/layers/vX_Y not newer than the release's minor."""
+def _layers(version: str) -> list[tuple[tuple[int, int], Path]]:
+    """The java/layers/vX_Y holding Java files and not newer than the release's minor, oldest first."""
     key = releases.version_key(releases.parse_version(version, flag="Kafka release"))[:2]
-    best: tuple[tuple[int, int], Path] | None = None
+    found = []
     for d in LAYERS_ROOT.iterdir() if LAYERS_ROOT.is_dir() else []:
         m = re.fullmatch(r"v(\d+)_(\d+)", d.name)
-        if m and (d / LAYER_FILE).is_file():
-            k = (int(m.group(1)), int(m.group(2)))
-            if k <= key and (best is None or k > best[0]):
-                best = (k, d)
-    if best is None:
+        if m and (int(m.group(1)), int(m.group(2))) <= key and any((d / PACKAGE_DIR).glob("*.java")):
+            found.append(((int(m.group(1)), int(m.group(2))), d))
+    if not found:
         raise KafkaSetupError(f"--impl kafka: no adapter layer for Kafka {version} under {LAYERS_ROOT}")
-    return best[1]
+    return sorted(found)
+
+
+def layer_for(version: str) -> Path:
+    """The adapter layer for a release: the greatest java/layers/vX_Y not newer than the release's minor."""
+    return _layers(version)[-1][1]
+
+
+def layer_sources(version: str) -> list[Path]:
+    """The layer files compiled for a release, oldest first. Two kinds, neither ever newer than the release:
+
+    - the layer classes `vX_Y/.../KafkaReleaseX_Y.java`: the newest one, and each one it extends (`class
+      KafkaRelease4_3 extends KafkaRelease4_0`: only what 4.3 changes; a class that extends none starts a
+      chain, as 4.0's, whose API shares nothing with 3.9's). The generated KafkaRelease extends the newest.
+    - every other file name (a class that some release moved to another package, wrapped in a class of
+      its own, as RecordBatches): from the newest layer that has a file of that name. Such a file must not
+      go into a layer class, which later releases compile too.
+    """
+    layers = _layers(version)
+    by_key = dict(layers)
+    top = next((k for k, d in reversed(layers) if (d / PACKAGE_DIR / f"KafkaRelease{k[0]}_{k[1]}.java").is_file()), None)
+    if top is None:
+        raise KafkaSetupError(f"--impl kafka: no adapter layer class KafkaReleaseX_Y.java for Kafka {version} "
+                              f"under {LAYERS_ROOT}")
+    chain: list[Path] = []
+    key: tuple[int, int] | None = top
+    while key is not None:
+        src = by_key[key] / PACKAGE_DIR / f"KafkaRelease{key[0]}_{key[1]}.java" if key in by_key else None
+        if src is None or not src.is_file():
+            raise KafkaSetupError(f"--impl kafka: {chain[-1]} extends KafkaRelease{key[0]}_{key[1]}, which no layer "
+                                  f"not newer than Kafka {version} holds")
+        chain.insert(0, src)
+        m = _EXTENDS.search(src.read_text(encoding="utf-8"))
+        parent = (int(m.group(3)), int(m.group(4))) if m else None
+        if parent is not None and parent >= key:
+            raise KafkaSetupError(f"--impl kafka: {src} extends a layer class that is not older than its own")
+        key = parent
+    moved: dict[str, Path] = {}
+    for _, d in layers:
+        for f in (d / PACKAGE_DIR).glob("*.java"):
+            if not _LAYER_CLASS.fullmatch(f.name):
+                moved[f.name] = f
+    return chain + [moved[name] for name in sorted(moved)]
+
+
+def release_class_source(version: str) -> str:
+    """The generated KafkaRelease.java: the newest layer class for the release, and the chosen layer's name."""
+    top = next(p for p in reversed(layer_sources(version)) if _LAYER_CLASS.fullmatch(p.name)).stem
+    return (f"// generated by kreassign (checker/oracle/kafka/__init__.py) for Kafka {version}\n"
+            "package org.apache.kafka.controller;\n\n"
+            f"final class KafkaRelease extends {top} {{\n"
+            "    private KafkaRelease() { }\n\n"
+            f"    static final String LAYER = \"{layer_for(version).name}\";\n"
+            "}\n")
 
 
 @dataclass
@@ -169,7 +226,8 @@ class KafkaSetup:
 
     @property
     def sources(self) -> list[Path]:
-        return [CORE_SOURCE, self.layer / LAYER_FILE]
+        """The files javac compiles, besides the generated LAYER_FILE (release_class_source)."""
+        return [CORE_SOURCE, *layer_sources(self.version)]
 
 
 def resolve_setup(classpath: str | None = None, version: str | None = None,
@@ -209,7 +267,8 @@ def resolve_setup(classpath: str | None = None, version: str | None = None,
 def _cache_key(setup: KafkaSetup) -> str:
     h = hashlib.sha256()
     for src in setup.sources:
-        h.update(src.read_bytes())
+        h.update(f"{src.name}|".encode() + src.read_bytes())
+    h.update(release_class_source(setup.version).encode())
     for jar in setup.kafka_jars:
         st = jar.stat()
         h.update(f"{jar.resolve()}|{st.st_size}|{int(st.st_mtime)}\n".encode())
@@ -218,8 +277,8 @@ def _cache_key(setup: KafkaSetup) -> str:
 
 
 def compile_adapter(setup: KafkaSetup) -> Path:
-    """javac the adapter's core and the release's layer into the cache (keyed by the sources, the classpath
-    and javac) unless it is there."""
+    """javac the adapter's core, the release's layer chain and the generated KafkaRelease into the cache (keyed
+    by the sources, the classpath and javac) unless it is there."""
     target = cache_root() / f"kafka-adapter-{setup.version}-{_cache_key(setup)}"
     marker = target / "org" / "apache" / "kafka" / "controller" / "KreassignAdapter.class"
     if marker.is_file():
@@ -228,11 +287,15 @@ def compile_adapter(setup: KafkaSetup) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="kafka-adapter-tmp-", dir=target.parent))
     try:
+        generated = tmp / LAYER_FILE
+        generated.parent.mkdir(parents=True)
+        generated.write_text(release_class_source(setup.version), encoding="utf-8")
         proc = subprocess.run(
             [setup.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", setup.classpath,
-             *(str(s) for s in setup.sources)],
+             *(str(s) for s in setup.sources), str(generated)],
             capture_output=True, text=True, timeout=300, check=False,
         )
+        generated.unlink()  # the directory holds classes only
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
             raise KafkaSetupError(f"--impl kafka: javac could not compile the Kafka adapter (layer {setup.layer.name}) "
@@ -527,6 +590,8 @@ __all__ = [
     "check_metadata_version",
     "compile_adapter",
     "is_kafka_spec",
+    "layer_for",
+    "layer_sources",
     "load",
     "make_spec",
     "parse_spec",

@@ -11,9 +11,11 @@
  *
  * This file is the same for every supported release (3.9 .. 4.4). Whatever differs between
  * releases (the managers' builders, registerBroker, heartbeats and the fencing of stale
- * brokers, the ELR feature, the record-batch classes, ...) goes through the one class
- * KafkaRelease, of which layers/vX_Y/ holds one per range of releases; the build compiles this
- * file with the layer of the release on the classpath.
+ * brokers, the ELR feature, ...) goes through the one class KafkaRelease, which the build
+ * generates as `final class KafkaRelease extends KafkaReleaseX_Y` (layers/vX_Y/ holds the class
+ * KafkaReleaseX_Y, and KafkaReleaseX_Y extends the older layer it builds on, if any); a class
+ * that a release moved to another package is named only in a layer file of its own
+ * (RecordBatches: the record-batch classes, which this file reads through `var`).
  *
  * Declared in org.apache.kafka.controller because the entry points are package-private.
  * stdout carries the protocol only; Kafka's own log goes nowhere (no SLF4J provider) or to
@@ -108,6 +110,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 public final class KreassignAdapter {
@@ -814,11 +817,41 @@ public final class KreassignAdapter {
                 value.flip();
                 values.add(value);
             }
-            position += KafkaRelease.dumpBatch(out, offset, position, batchTimes.get(b), values,
+            position += dumpBatch(out, offset, position, batchTimes.get(b), values,
                 value -> dumpLogPayload(serde.read(new ByteBufferAccessor(value), value.remaining())).toString());
             offset += values.size();
         }
         return out;
+    }
+
+    /**
+     * Write one batch of metadata records as a __cluster_metadata segment holds it (RecordBatches.builder) and print
+     * it as kafka-dump-log.sh does, each record's payload by `payload`; returns its size. The batch and record
+     * classes moved in 4.3: `var` keeps their package out of this file.
+     */
+    static int dumpBatch(List<String> out, long baseOffset, long position, long timestamp, List<ByteBuffer> values,
+                         Function<ByteBuffer, String> payload) {
+        var builder = RecordBatches.builder(baseOffset, timestamp);
+        long offset = baseOffset;
+        for (ByteBuffer value : values) builder.appendWithOffset(offset++, timestamp, null, value);
+        int size = 0;
+        for (var batch : builder.build().batches()) {
+            out.add("baseOffset: " + batch.baseOffset() + " lastOffset: " + batch.lastOffset() + " count: " + batch.countOrNull() +
+                " baseSequence: " + batch.baseSequence() + " lastSequence: " + batch.lastSequence() +
+                " producerId: " + batch.producerId() + " producerEpoch: " + batch.producerEpoch() +
+                " partitionLeaderEpoch: " + batch.partitionLeaderEpoch() + " isTransactional: " + batch.isTransactional() +
+                " isControl: " + batch.isControlBatch() + " deleteHorizonMs: " + batch.deleteHorizonMs() +
+                " position: " + (position + size) + " " + batch.timestampType() + ": " + batch.maxTimestamp() +
+                " size: " + batch.sizeInBytes() + " magic: " + batch.magic() +
+                " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum() + " isvalid: " + batch.isValid());
+            for (var record : batch) {
+                out.add("| offset: " + record.offset() + " " + batch.timestampType() + ": " + record.timestamp() +
+                    " keySize: " + record.keySize() + " valueSize: " + record.valueSize() +
+                    " sequence: " + record.sequence() + " headerKeys: []" + " payload: " + payload.apply(record.value()));
+            }
+            size += batch.sizeInBytes();
+        }
+        return size;
     }
 
     // -- helpers ---------------------------------------------------------------------------------------

@@ -1,31 +1,50 @@
 /*
- * kreassign's Kafka adapter, layer v4_3: what KreassignAdapter (java/core) calls differently from one Kafka
- * release to another, for Kafka 4.3.x.
+ * kreassign's Kafka adapter, layer v4_0: what KreassignAdapter (java/core) calls differently from one Kafka
+ * release to another, for Kafka 4.0 and later (the build generates `final class KafkaRelease extends
+ * KafkaRelease4_0` for a 4.x release; layers v4_3 and v4_4 only move classes, in their own files).
  *
- * What differs from layer v4_0:
- *  - The record-batch classes the metadata log is written with (MemoryRecords, MemoryRecordsBuilder,
- *    RecordBatch, MutableRecordBatch, Record) moved from org.apache.kafka.common.record to
- *    org.apache.kafka.common.record.internal (only TimestampType stayed): dumpBatch imports them from there.
- * The controller's own wiring is unchanged from 4.0 as far as the adapter goes (4.3 adds cordoned log
- * directories, which need no wiring: a broker with no cordoned directory stays usable, and a heartbeat
- * without cordonedLogDirs changes none).
+ * What differs from layer v3_9:
+ *  - ZooKeeper is gone: ClusterControlManager.Builder has no setZkMigrationEnabled (nor
+ *    ReplicationControlManager's PartitionChangeBuilder a ZooKeeper-migration mode), and --zk-migration is
+ *    refused.
+ *  - The oldest metadata.version is MetadataVersion.MINIMUM_VERSION, 3.3-IV3 (the older levels, with
+ *    MINIMUM_BOOTSTRAP_VERSION and MINIMUM_KRAFT_VERSION, are gone): the adapter's oldest level and a
+ *    broker's registered minimum.
+ *  - QuorumFeatures.defaultFeatureMap became defaultSupportedFeatureMap.
+ *  - QuorumController wires ConfigurationControlManager with the FeatureControlManager (setFeatureControl,
+ *    for ELR's ClearElrRecords) and leaves FeatureControlManager's metadata.version to the log's
+ *    FeatureLevelRecord (no setMetadataVersion; 4.1 removed the setter).
+ *  - ClusterControlManager.BrokerUncleanShutdownHandler became BrokerShutdownHandler(brokerId,
+ *    isCleanShutdown, records) -> ReplicationControlManager.handleBrokerShutdown, and registerBroker
+ *    takes cleanShutdownDetectionEnabled, which QuorumController.registerBroker sets for a
+ *    BrokerRegistration request of v3 or later (every 4.x broker's).
+ *  - Broker sessions moved to BrokerHeartbeatTracker, keyed by broker id and epoch:
+ *    QuorumController.processBrokerHeartbeat first records the contact time with
+ *    ClusterControlManager.trackBrokerHeartbeat; BrokerHeartbeatManager has no findOneStaleBroker, and
+ *    ReplicationControlManager.maybeFenceOneStaleBroker returns ControllerResult<Boolean>: true when it
+ *    handled an expired session (the periodic task runs it again).
+ *  - AlterPartition v0 and v1 are gone (AlterPartitionRequest.json: "Versions 0-1 were removed in Apache
+ *    Kafka 4.0"): TopicData has no topicName.
+ *  - ELR (KIP-966) is the feature eligible.leader.replicas.version, not a controller config:
+ *    ReplicationControlManager.Builder has no setEligibleLeaderReplicasEnabled and asks
+ *    FeatureControlManager.isElrFeatureEnabled. Level 1 depends on metadata.version 4.0-IV1
+ *    (EligibleLeaderReplicasVersion.ELRV_1.dependencies, checked by Feature.validateVersion); a bootstrap
+ *    that enables it also sets the cluster-level min.insync.replicas (ActivationRecordsGenerator).
+ * A class named here compiles on every 4.x release: one that a later release moved is named only in its own
+ * file (RecordBatches, LogContexts), of which layers v3_9, v4_3 and v4_4 hold one per package.
+ * 4.1 and 4.2 need no layer of their own: what changed there is either not called (4.1 removed
+ * FeatureControlManager.Builder.setMetadataVersion and ClusterControlManager.Builder.setInterBrokerListenerName;
+ * 4.2 changed MetadataVersion.fromVersionString's signature, and the core parses levels itself) or
+ * behaviour inside the managers (4.1's ClusterControlManager.activate tracks the sessions of unfenced brokers only).
  */
 package org.apache.kafka.controller;
 
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.metadata.ConfigRecord;
 import org.apache.kafka.common.metadata.FeatureLevelRecord;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
-import org.apache.kafka.common.record.internal.MutableRecordBatch;
-import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
 import org.apache.kafka.metadata.FinalizedControllerFeatures;
 import org.apache.kafka.metadata.placement.StripedReplicaPlacer;
@@ -35,18 +54,14 @@ import org.apache.kafka.server.common.Feature;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
-import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.function.Function;
 
-final class KafkaRelease {
-    private KafkaRelease() { }
-
-    static final String LAYER = "v4_3";
+class KafkaRelease4_0 {
+    KafkaRelease4_0() { }
 
     /** The oldest metadata.version this release supports at all. */
     static final MetadataVersion OLDEST_METADATA_VERSION = MetadataVersion.MINIMUM_VERSION;
@@ -59,7 +74,7 @@ final class KafkaRelease {
 
     /** The managers as QuorumController's constructor wires them; ELR follows the finalized feature. */
     static KreassignAdapter.Controller newController(KreassignAdapter.ManualTime time, MetadataVersion mv, boolean zkMigration) {
-        LogContext logContext = new LogContext();
+        var logContext = LogContexts.create();
         SnapshotRegistry registry = new SnapshotRegistry(logContext);
         FeatureControlManager features = new FeatureControlManager.Builder().setLogContext(logContext).setSnapshotRegistry(registry)
             .setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultSupportedFeatureMap(true), List.of(0))).build();
@@ -136,45 +151,31 @@ final class KafkaRelease {
     }
 
     /**
-     * Write one batch of metadata records as a __cluster_metadata segment holds it (MemoryRecords, magic 2,
-     * uncompressed) and print it as kafka-dump-log.sh does, each record's payload by `payload`; returns its size.
+     * AlterPartitionReassignments v1's AllowReplicationFactorChange (KIP-860) came in 4.1, after this class's first
+     * release: set it where the release's message class has it (true); false on 4.0, whose request has no such field.
      */
-    static int dumpBatch(List<String> out, long baseOffset, long position, long timestamp, List<ByteBuffer> values,
-                         Function<ByteBuffer, String> payload) {
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(1 << 16), RecordBatch.MAGIC_VALUE_V2,
-            Compression.NONE, TimestampType.CREATE_TIME, baseOffset, timestamp, -1L, (short) -1, -1, false, false, 1);
-        long offset = baseOffset;
-        for (ByteBuffer value : values) builder.appendWithOffset(offset++, timestamp, null, value);
-        int size = 0;
-        for (MutableRecordBatch batch : builder.build().batches()) {
-            out.add("baseOffset: " + batch.baseOffset() + " lastOffset: " + batch.lastOffset() + " count: " + batch.countOrNull() +
-                " baseSequence: " + batch.baseSequence() + " lastSequence: " + batch.lastSequence() +
-                " producerId: " + batch.producerId() + " producerEpoch: " + batch.producerEpoch() +
-                " partitionLeaderEpoch: " + batch.partitionLeaderEpoch() + " isTransactional: " + batch.isTransactional() +
-                " isControl: " + batch.isControlBatch() + " deleteHorizonMs: " + batch.deleteHorizonMs() +
-                " position: " + (position + size) + " " + batch.timestampType() + ": " + batch.maxTimestamp() +
-                " size: " + batch.sizeInBytes() + " magic: " + batch.magic() +
-                " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum() + " isvalid: " + batch.isValid());
-            for (Record record : batch) {
-                out.add("| offset: " + record.offset() + " " + batch.timestampType() + ": " + record.timestamp() +
-                    " keySize: " + record.keySize() + " valueSize: " + record.valueSize() +
-                    " sequence: " + record.sequence() + " headerKeys: []" + " payload: " + payload.apply(record.value()));
-            }
-            size += batch.sizeInBytes();
-        }
-        return size;
-    }
-
-    /** AlterPartitionReassignments v1's AllowReplicationFactorChange (KIP-860, 4.1): set it; true when the release has it. */
     static boolean setAllowReplicationFactorChange(org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData req,
                                                    boolean allow) {
-        req.setAllowReplicationFactorChange(allow);
-        return true;
+        try {
+            req.getClass().getMethod("setAllowReplicationFactorChange", boolean.class).invoke(req, allow);
+            return true;
+        } catch (NoSuchMethodException e) {
+            return allow;
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
-    /** The response echoes the request's AllowReplicationFactorChange (v1). */
+    /** The response echoes the request's AllowReplicationFactorChange (v1, 4.1+). */
     static void putAllowReplicationFactorChange(com.fasterxml.jackson.databind.node.ObjectNode out,
                                                 org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData d) {
-        out.put("allow_replication_factor_change", d.allowReplicationFactorChange());
+        try {
+            out.put("allow_replication_factor_change",
+                (Boolean) d.getClass().getMethod("allowReplicationFactorChange").invoke(d));
+        } catch (NoSuchMethodException e) {
+            // 4.0: no such field
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -1,7 +1,7 @@
 /*
  * kreassign's Kafka adapter, layer v3_9: what KreassignAdapter (java/core) calls differently from one Kafka
- * release to another, for Kafka 3.9.x. It is the first layer; each later one lists what differs from the
- * layer before it.
+ * release to another, for Kafka 3.9.x. The core calls it as KafkaRelease, which the build generates as
+ * `final class KafkaRelease extends KafkaRelease3_9` for a 3.9 release (checker/oracle/kafka/__init__.py).
  *
  * In 3.9 the controller wires its managers with a ZooKeeper-migration switch
  * (ClusterControlManager.Builder.setZkMigrationEnabled) and an unclean-shutdown handler
@@ -9,20 +9,16 @@
  * (touch) and findOneStaleBroker names the stale one; eligible leader replicas are a static controller
  * config (eligible.leader.replicas.enable) that works only at metadata.version 4.0-IV0, which 3.9 ships
  * as unstable, so the adapter cannot enable them.
+ *
+ * The layer's other files wrap a class that a later release moved to another package (RecordBatches:
+ * MemoryRecords & co., moved in 4.3; LogContexts: LogContext, moved in 4.4): the newest layer not newer
+ * than the release that has a file of that name supplies it, so those files serve 4.x too.
  */
 package org.apache.kafka.controller;
 
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
-import org.apache.kafka.common.record.MemoryRecords;
-import org.apache.kafka.common.record.MemoryRecordsBuilder;
-import org.apache.kafka.common.record.MutableRecordBatch;
-import org.apache.kafka.common.record.Record;
-import org.apache.kafka.common.record.RecordBatch;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
 import org.apache.kafka.metadata.FinalizedControllerFeatures;
 import org.apache.kafka.metadata.placement.StripedReplicaPlacer;
@@ -30,18 +26,14 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
-import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
-import java.util.function.Function;
 
-final class KafkaRelease {
-    private KafkaRelease() { }
-
-    static final String LAYER = "v3_9";
+class KafkaRelease3_9 {
+    KafkaRelease3_9() { }
 
     /** The oldest metadata.version accepted: the first one the log can hold (a FeatureLevelRecord, 3.3-IV0). */
     static final MetadataVersion OLDEST_METADATA_VERSION = MetadataVersion.MINIMUM_BOOTSTRAP_VERSION;
@@ -54,7 +46,7 @@ final class KafkaRelease {
 
     /** The managers as QuorumController's constructor wires them (ELR off, as 3.9's default). */
     static KreassignAdapter.Controller newController(KreassignAdapter.ManualTime time, MetadataVersion mv, boolean zkMigration) {
-        LogContext logContext = new LogContext();
+        var logContext = LogContexts.create();
         SnapshotRegistry registry = new SnapshotRegistry(logContext);
         ConfigurationControlManager config = new ConfigurationControlManager.Builder().setSnapshotRegistry(registry)
             .setKafkaConfigSchema(KreassignAdapter.schema()).setStaticConfig(new HashMap<>()).build();
@@ -113,36 +105,6 @@ final class KafkaRelease {
 
     static List<ApiMessageAndVersion> elrBootstrapRecords(ConfigurationControlManager config) {
         throw new IllegalStateException("Kafka 3.9 cannot enable eligible leader replicas");
-    }
-
-    /**
-     * Write one batch of metadata records as a __cluster_metadata segment holds it (MemoryRecords, magic 2,
-     * uncompressed) and print it as kafka-dump-log.sh does, each record's payload by `payload`; returns its size.
-     */
-    static int dumpBatch(List<String> out, long baseOffset, long position, long timestamp, List<ByteBuffer> values,
-                         Function<ByteBuffer, String> payload) {
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(1 << 16), RecordBatch.MAGIC_VALUE_V2,
-            Compression.NONE, TimestampType.CREATE_TIME, baseOffset, timestamp, -1L, (short) -1, -1, false, false, 1);
-        long offset = baseOffset;
-        for (ByteBuffer value : values) builder.appendWithOffset(offset++, timestamp, null, value);
-        int size = 0;
-        for (MutableRecordBatch batch : builder.build().batches()) {
-            out.add("baseOffset: " + batch.baseOffset() + " lastOffset: " + batch.lastOffset() + " count: " + batch.countOrNull() +
-                " baseSequence: " + batch.baseSequence() + " lastSequence: " + batch.lastSequence() +
-                " producerId: " + batch.producerId() + " producerEpoch: " + batch.producerEpoch() +
-                " partitionLeaderEpoch: " + batch.partitionLeaderEpoch() + " isTransactional: " + batch.isTransactional() +
-                " isControl: " + batch.isControlBatch() + " deleteHorizonMs: " + batch.deleteHorizonMs() +
-                " position: " + (position + size) + " " + batch.timestampType() + ": " + batch.maxTimestamp() +
-                " size: " + batch.sizeInBytes() + " magic: " + batch.magic() +
-                " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum() + " isvalid: " + batch.isValid());
-            for (Record record : batch) {
-                out.add("| offset: " + record.offset() + " " + batch.timestampType() + ": " + record.timestamp() +
-                    " keySize: " + record.keySize() + " valueSize: " + record.valueSize() +
-                    " sequence: " + record.sequence() + " headerKeys: []" + " payload: " + payload.apply(record.value()));
-            }
-            size += batch.sizeInBytes();
-        }
-        return size;
     }
 
     /** AlterPartitionReassignments v1's AllowReplicationFactorChange (KIP-860) does not exist before 4.1: false. */
