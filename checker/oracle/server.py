@@ -48,7 +48,7 @@ INVALID_ACTION = "invalid_action"
 INTERNAL_ERROR = "internal_error"
 
 #: keys every request may carry besides its op's parameters
-COMMON_KEYS = ("id", "op", "profile")
+COMMON_KEYS = ("id", "op", "profile", "kafka_version", "elr")
 
 
 class OracleError(Exception):
@@ -147,7 +147,10 @@ class Params:
         if name not in PROFILES:
             hint = " (a quota profile: use the quota ops)" if name in QUOTA_PROFILES else ""
             raise field_error("profile", f"unknown reassignment profile {name!r}{hint}; known: {', '.join(PROFILES)}")
-        return get_profile(name)
+        version, elr = self.req.get("kafka_version"), self.req.get("elr")
+        if version is None and elr is None:
+            return get_profile(name)
+        return _release_profile(name, version, elr)
 
     def state(self, profile: Profile, name: str = "state") -> ClusterState:
         v = self.raw(name)
@@ -399,6 +402,31 @@ def op(name: str, params: str, summary: str):
         return func
 
     return register
+
+
+_RELEASE_PROFILES: dict[tuple[str, bool | None], Profile] = {}
+
+
+def _release_profile(name: str, version: Any, elr: Any) -> Profile:
+    """The kraft profile at a Kafka release ("kafka_version", "elr": true/false), as `check --kafka-version`."""
+    from kreassign.reference.kraft import KraftProfile
+    from kreassign.spec.kafka_releases import NEWEST, parse_version
+
+    if name != "kraft":
+        raise field_error("kafka_version" if version is not None else "elr",
+                          f"applies to the kraft profile only, not {name!r}")
+    if version is not None and not isinstance(version, str):
+        raise field_error("kafka_version", f"expected a string like \"{NEWEST}\", got {_describe(version)}")
+    if elr is not None and not isinstance(elr, bool):
+        raise field_error("elr", f"expected true or false, got {_describe(elr)}")
+    try:
+        version = parse_version(version) if version is not None else NEWEST
+        key = (version, elr)
+        if key not in _RELEASE_PROFILES:
+            _RELEASE_PROFILES[key] = KraftProfile(kafka_version=version, elr=elr)
+    except ValueError as e:
+        raise field_error("kafka_version" if "elr" not in str(e).lower() else "elr", str(e)) from None
+    return _RELEASE_PROFILES[key]
 
 
 def _apply(p: Params, profile: Profile, state: ClusterState, action: Any) -> Any:

@@ -293,3 +293,19 @@ def test_the_server_answers_every_line_and_exits_0_at_eof():
     answer = replies[4]["result"]["response"]["responses"][0]["partitions"][0]
     assert (answer["error_code"], answer["error_message"]) == (85, "No partition reassignment is in progress.")
     assert replies[5]["result"]["response"]["error_message"] == "no pending controller work for t-0"
+
+
+def test_kafka_version_and_elr_pick_the_release_that_answers():
+    oracle = Oracle()
+    one = profile("kraft").apply(make_cluster([1, 2, 3], {"t": [[1, 2]]}), A.LeaderShrinkIsr("t", 0, 2)).state
+    fail = {"op": "step", "profile": "kraft", "state": to_json(one), "action": to_json(A.BrokerFail(1))}
+    old = ok(oracle, **fail, kafka_version="3.9.2")["state"]["topics"][0]["partitions"][0]
+    assert (old["isr"], old["leader"]) == ([1], -1)  # 3.9: the last ISR member stays
+    new = ok(oracle, **fail)["state"]["topics"][0]["partitions"][0]  # the newest release: ELR on
+    assert (new["isr"], new["elr"], new["last_known_elr"]) == ([], [1], [1])
+    off = ok(oracle, **fail, kafka_version="4.4.0", elr=False)["state"]["topics"][0]["partitions"][0]
+    assert off["isr"] == [1] and "elr" not in off
+    assert err(oracle, **fail, kafka_version="2.1")[1].startswith("kafka_version: '2.1' is not a Kafka release")
+    assert err(oracle, **fail, kafka_version="3.9.2", elr=True)[1].startswith("elr: ")
+    assert err(oracle, **{**fail, "profile": "zk"}, kafka_version="4.4.0")[1] == (
+        "kafka_version: applies to the kraft profile only, not 'zk'")
