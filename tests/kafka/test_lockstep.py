@@ -5,29 +5,24 @@ from __future__ import annotations
 import glob
 import json
 
-from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
+from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
 from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, parse_spec
 from kreassign.checker.oracle.kafka.lockstep import kafka_factory, reference_profile, replay_against_kafka
 from kreassign.checker.traces.format import read_trace
 from kreassign.spec import actions as A
+from kreassign.spec.kafka_releases import NEWEST
 from kreassign.spec.state import make_cluster
+from lockstep_run import run_lockstep
 
 from kreassign import cli
-
-from kreassign.spec.kafka_releases import NEWEST
 
 K39 = "kafka[version=3.9.2]"  # the release these tests pin (its counts and findings)
 
 
 def _lockstep(spec: str, bounds: Bounds, out_dir=None, minimize=False, impl=None):
-    factory = kafka_factory(spec, impl=impl)
-    try:
-        result = check_model("kraft", bounds, factory=factory, out_dir=out_dir, minimize_counterexamples=minimize)
-    finally:
-        factory.close()
-    return result, factory.stats
+    return run_lockstep(spec, bounds, impl=impl, out_dir=out_dir, minimize=minimize)
 
 
 SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, failovers=1, elections=("PREFERRED", "UNCLEAN"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kreassign.checker.check.run import HOLDS, check_model
+from kreassign.checker.check.run import HOLDS
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
@@ -20,7 +20,6 @@ from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, ma
 from kreassign.checker.oracle.kafka.lockstep import (
     KafkaLockstepModel,
     LockstepStats,
-    kafka_factory,
     reference_profile,
 )
 from kreassign.reference.kraft_change import all_target_replicas_in_isr
@@ -28,6 +27,7 @@ from kreassign.spec import actions as A
 from kreassign.spec import kafka_releases
 from kreassign.spec import messages as M
 from kreassign.spec.state import make_cluster
+from lockstep_run import run_lockstep
 
 from kreassign import cli
 
@@ -52,12 +52,7 @@ def release(request):
 
 
 def _lockstep(version: str, elr: bool, impl, bounds: Bounds):
-    factory = kafka_factory(make_spec(kafka_version=version, elr=elr), impl=impl)
-    try:
-        result = check_model("kraft", bounds, factory=factory, liveness_check=False, minimize_counterexamples=False)
-    finally:
-        factory.close()
-    return result, factory.stats
+    return run_lockstep(make_spec(kafka_version=version, elr=elr), bounds, impl=impl, liveness=False)
 
 
 def test_the_release_table_is_what_each_release_reports(release):

@@ -4,16 +4,17 @@ in lockstep with the reference (reference/topic_changes.py)."""
 
 from __future__ import annotations
 
-from kreassign.checker.check.run import HOLDS, KNOWN, check_model
+from kreassign.checker.check.run import HOLDS, KNOWN
 from kreassign.checker.models.bounds import Bounds
 from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
 from kreassign.checker.oracle.kafka import differences as D
-from kreassign.checker.oracle.kafka.lockstep import kafka_factory, reference_profile
+from kreassign.checker.oracle.kafka.lockstep import reference_profile
 from kreassign.reference.capabilities import Capabilities, apply_action
 from kreassign.reference.topic_changes import partition_zero_replication_factor
 from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import Broker, make_cluster
+from lockstep_run import run_lockstep
 
 K39 = "kafka[version=3.9.2]"  # the release these tests pin (its counts and findings)
 
@@ -82,12 +83,7 @@ def test_deleting_a_reassigning_topic_leaves_nothing_for_list_reassignments(kafk
 
 
 def _lockstep(kafka, bounds):
-    factory = kafka_factory(K39, impl=kafka)
-    try:
-        result = check_model("kraft", bounds, factory=factory, out_dir=None, minimize_counterexamples=False)
-    finally:
-        factory.close()
-    return result, factory.stats
+    return run_lockstep(K39, bounds, impl=kafka)
 
 
 def test_lockstep_with_create_partitions_during_reassignments(kafka):
