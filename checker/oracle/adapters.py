@@ -436,7 +436,11 @@ def _import_class(spec: str) -> Any:
                 raise ImplementationError(f"implementation {spec!r}: cannot load {module_name!r} as a module")
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[mod_key] = module
-            loader_spec.loader.exec_module(module)
+            writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # nothing written beside the user's file
+            try:
+                loader_spec.loader.exec_module(module)
+            finally:
+                sys.dont_write_bytecode = writes
         except ImplementationError:
             raise
         except Exception as e:  # noqa: BLE001 - user code: any failure becomes a clear ImplementationError
