@@ -19,6 +19,7 @@ from kreassign.checker.traces.validation import (
     validate_text,
 )
 from kreassign.reference import profile
+from kreassign.reference.kraft import KraftProfile
 from kreassign.spec import actions as A
 from kreassign.spec.codec import to_json
 from kreassign.spec.state import make_cluster
@@ -298,3 +299,28 @@ def test_a_logged_action_the_reference_refuses_is_reported_as_such():
     result = validate_text(jsonl(rows), "jsonl")
     assert not result.valid and not result.inconclusive and result.failed.line == 2
     assert result.reason == "the reference refuses LeaderExpandIsr(u-0 +1): unknown topic 'u'"
+
+
+def test_a_json_lines_header_names_the_kafka_release_its_run_follows(tmp_path, capsys):
+    # the last ISR member fails: 3.9 keeps it in the ISR, 4.4 (ELR on by default) writes an empty ISR
+    s = make_cluster([1, 2], {"t": [[1, 2]]})
+    s = profile("kraft").apply(s, A.LeaderShrinkIsr("t", 0, 2)).state
+    old = KraftProfile(kafka_version="3.9.2").apply(s, A.BrokerFail(1)).state
+
+    def run(header: dict) -> str:
+        return "\n".join([json.dumps({"initial_state": to_json(s), "profile": "kraft", **header}),
+                          json.dumps({"action": to_json(A.BrokerFail(1)), "state": to_json(old)})]) + "\n"
+
+    assert validate_text(run({"kafka_version": "3.9.2"}), "jsonl").verdict == "VALID"
+    assert validate_text(run({}), "jsonl").verdict == "INVALID"  # the newest release writes another state
+    assert validate_text(run({"kafka_version": "4.4.0", "elr": "off"}), "jsonl").verdict == "VALID"
+    assert validate_text(run({}), "jsonl", kafka_version="3.9.2").verdict == "VALID"  # --kafka-version
+    path = tmp_path / "run.jsonl"
+    for header, words in (({"kafka_version": "4.4"}, "line 1: '4.4' is not a Kafka release"),
+                          ({"kafka_version": 4}, "line 1: kafka_version: expected a string"),
+                          ({"elr": "maybe"}, "line 1: elr: expected \"on\" or \"off\""),
+                          ({"kafka_version": "3.9.2", "elr": "on"}, "line 1: ELR")):
+        path.write_text(run(header))
+        assert main(["validate-trace", str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(path) in err[0] and words in err[0], err
