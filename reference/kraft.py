@@ -91,7 +91,7 @@ def kraft_plan(current: tuple[int, ...], target: tuple[int, ...]) -> Plan:
 
 class KraftProfile(Profile):
     name = "kraft"
-    description = "KRaft controller, Kafka >= 3.8"
+    description = "KRaft controller of a Kafka release, 3.9 .. 4.4 (--kafka-version; default the newest)"
     #: when a reassignment completes (the strategy kraft-3.7 replaces; 4.3 changed it: KAFKA-19975)
     completion_rule: CompletionRule = staticmethod(all_target_replicas_in_isr)
 
@@ -108,7 +108,7 @@ class KraftProfile(Profile):
             raise ValueError(f"metadata.version {metadata_version} is not accepted by Kafka {kafka_version} "
                              f"({self.release.metadata_versions[0]} .. {self.release.metadata_versions[-1]})")
         if zk_migration and not kafka_releases.before(self.release.latest_production, "4.0-IV0"):
-            # KIP-833: 4.0 removed ZooKeeper, and with it the migration mode
+            # 4.0 removed ZooKeeper, and with it the migration mode (KAFKA-17613)
             raise ValueError(f"ZooKeeper-migration mode: Kafka {kafka_version} has no ZooKeeper migration (removed in 4.0)")
         self.metadata_version = metadata_version
         since = self.release.since
