@@ -120,7 +120,7 @@ def _leader_in_isr(p, g):
 
 
 def _isr_non_empty(p, g):
-    # twin of spec/reassign_properties.isr_non_empty (the ELR clause never applies here: the kernel declines ELR)
+    # twin of spec/reassign_properties.isr_non_empty
     return len(p.isr) > 0 or (p.leader == NO_LEADER and (bool(p.elr) or any(b != NO_LEADER for b in p.last_known_elr)))
 
 
@@ -280,8 +280,10 @@ def _unmodelled(packed: Any) -> str | None:
         return f"profile methods replaced on the instance: {', '.join(patched)}"
     if profile.controller_actions:
         return "the controller's own actions"
-    if profile.elr:  # the kernels restate the builder without KIP-966's ELR: the reference answers
-        return "eligible leader replicas (ELR)"
+    if profile.elr and model.bounds.min_insync != 1:
+        # the min ISR is min(min.insync.replicas, partition 0's replicas): with 1 it is 1 whatever partition 0
+        # holds; above, it depends on a partition the kernel does not see (the reference answers)
+        return "eligible leader replicas (ELR) with min.insync.replicas above 1"
     for key in UNMODELLED_BOUNDS:
         if getattr(model.bounds, key):
             return f"bound {key}"
@@ -390,7 +392,7 @@ class KraftKernel:
     # -- one action: (record or None, the admin request's error code, brokers after (id or tuple), their view)
     def _reassign(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
         try:
-            return self.profile.change_reassignment(view, p, a.replicas), NONE, env, view
+            return self.profile.change_reassignment(view, p, a.replicas, self.topic_name), NONE, env, view
         except ReassignmentError as e:
             return None, e.code, env, view
 
@@ -412,7 +414,7 @@ class KraftKernel:
             return None
         if leader not in members or not members <= view.active:
             return None
-        return self.profile._build(view, p, isr=new_isr, election=self.election)
+        return self.profile._build(view, p, self.topic_name, isr=new_isr, election=self.election)
 
     def _expand(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
         return self._isr_change(view, p, p.isr + (a.broker,)), NONE, env, view
@@ -429,7 +431,8 @@ class KraftKernel:
         after, aview = self._with(env, b, False)
         rec = None
         if b in p.isr:
-            rec = self.profile._build(aview, p, isr=tuple([r for r in p.isr if r != b]), election=self.election)
+            rec = self.profile._build(aview, p, self.topic_name, isr=tuple([r for r in p.isr if r != b]),
+                                      election=self.election)
         return rec, NONE, after, aview
 
     def _recover(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
@@ -438,7 +441,7 @@ class KraftKernel:
         if b in view.active or b not in view.registered:
             return None, NONE, env, view
         after, aview = self._with(env, b, True)
-        rec = self.profile._build(aview, p, election=self.election) if p.leader == NO_LEADER else None
+        rec = self.profile._build(aview, p, self.topic_name, election=self.election) if p.leader == NO_LEADER else None
         return rec, NONE, after, aview
 
     def _failover(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
@@ -481,14 +484,15 @@ class KraftKernel:
         out = []
         locals_ = self._locals
         edges, edge_sigs, (plain_bits, plain_ask) = self.edges, self.edge_sigs, self.plain
-        kept = (p.replicas, p.isr, p.leader, p.adding, p.removing)
+        kept = (p.replicas, p.isr, p.leader, p.adding, p.removing, p.elr, p.last_known_elr)
         original = g.original
         for rank, (a, code_id, rule, request, name) in self.enabled(group, p, view):
             rec, code, env_after, view_after = rule(a, view, env, p)
             if rec:
                 get = rec.get
                 q = (get("replicas", p.replicas), get("isr", p.isr), get("leader", p.leader),
-                     get("adding", p.adding), get("removing", p.removing))
+                     get("adding", p.adding), get("removing", p.removing), get("elr", p.elr),
+                     get("last_known_elr", p.last_known_elr))
                 bumped = "leader" in rec
             else:
                 rec, q, bumped = None, kept, False
@@ -525,7 +529,7 @@ class KraftKernel:
                 key = (*q, g2)
                 new = locals_.get(key)
                 if new is None:
-                    new = (Partition(q[0], q[1], q[2], q[3], q[4]), g2)
+                    new = (Partition(q[0], q[1], q[2], q[3], q[4], elr=q[5], last_known_elr=q[6]), g2)
                     known = packed.local_ids.get(new)
                     if known is not None:
                         locals_[key] = new = known

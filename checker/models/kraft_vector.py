@@ -167,6 +167,8 @@ class VectorKernel:
     @classmethod
     def build(cls, kernel: Any) -> VectorKernel | None:
         packed = kernel.packed
+        if kernel.profile.elr:  # its numpy builder has no ELR (KIP-966): the scalar kernel answers
+            return None
         ids = [b.id for b in packed.envs[0]]
         if ids != list(range(1, len(ids) + 1)) or len(ids) > MAX_BROKERS:
             return None
@@ -801,7 +803,7 @@ def _v_leader_in_isr(c):
 
 def _v_isr_non_empty(c):
     # twin of spec/reassign_properties.isr_non_empty without its ELR clause: ELR never reaches this kernel
-    # (kraft_kernel._unmodelled declines it), so partitions here have no ELR and no last known leader
+    # (VectorKernel.build declines it), so partitions here have no ELR and no last known leader
     return c.Im != 0
 
 

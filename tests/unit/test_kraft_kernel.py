@@ -74,6 +74,13 @@ CONFIGS = [
     ("kraft37-pre36-rf3-unclean", Kraft37Profile(metadata_version=PRE_36),
      {"brokers": 4, "rf": 3, "reassigns": 2, "cancels": 1, "failures": 2, "unclean": True}),
     ("kraft-b4-rf2", "kraft", {"brokers": 4, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, **AT_OLD}),
+    # ELR on (KIP-966, the newest release's default; 4.0 with its older last-known-leader rule), min ISR 1:
+    # failures empty the ISR, the ELR and last known leader are written and elected from
+    ("kraft44-elr-b3-f2", "kraft", {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 2}),
+    ("kraft44-elr-rf1-unclean", "kraft",
+     {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 2, "unclean": True}),
+    ("kraft40-elr-b3-f2", "kraft",
+     {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 2, "kafka_version": "4.0.2", "elr": "on"}),
     # the 4.3+ completion rule (KAFKA-19975), ELR off
     ("kraft44-rf1", "kraft", {"brokers": 3, "rf": 1, "reassigns": 2, "cancels": 1, "failures": 1, **AT_NEW}),
     ("kraft44-rf1-unclean", "kraft",
@@ -163,6 +170,21 @@ def test_kernel_answers_every_situation_like_the_reference(name):
     assert not bad, _describe(packed, bad)
 
 
+def test_a_kernel_that_drops_the_elr_fields_fails_the_comparison(monkeypatch):
+    """With ELR on the kernel must carry the partition's ELR and last known leader into the partition after:
+    a kernel that builds it without them (the mistake a restatement makes first) is caught."""
+    packed, asked, _ = _explore_recording(_model(*CONFIG["kraft44-elr-b3-f2"]))
+    assert not _mismatches(packed, asked)
+    assert any(part.elr for part, _ in packed.locals) and any(part.last_known_elr for part, _ in packed.locals)
+
+    def without_elr(*args, **kw):
+        return Partition(*args)
+
+    monkeypatch.setattr(K, "Partition", without_elr)
+    packed, asked, _ = _explore_recording(_model(*CONFIG["kraft44-elr-b3-f2"]))
+    assert _mismatches(packed, asked)
+
+
 @pytest.mark.parametrize("name", ["kraft37-b4-rf2", "kraft44-b4-rf2"])
 def test_the_comparison_covers_actions_and_violations(name):
     """The answers compared are not trivial: rows of every action kind, and property bits that fail."""
@@ -249,7 +271,7 @@ def test_whole_runs_agree_with_the_kernel_on_and_off(name):
 # -- 2. where the kernel stands aside -------------------------------------------------------------
 
 
-ELR_REASON = "eligible leader replicas (ELR)"
+ELR_REASON = "eligible leader replicas (ELR) with min.insync.replicas above 1"
 
 
 class KraftVariant(KraftProfile):
@@ -308,10 +330,11 @@ APART = {
     "planted-step": (lambda: reassignment_factory(planted("kraft", MUTANTS["leader_in_isr"]),
                                                   bounds_from_mapping({})),
                      None, "profile methods replaced on the instance: apply"),
-    # eligible leader replicas (KIP-966): the newest release's default, and 4.0 with ELR switched on
-    "elr-default": (lambda: reassignment_factory("kraft", bounds_from_mapping({})), None, ELR_REASON),
-    "elr-4.0": (lambda: reassignment_factory("kraft", bounds_from_mapping({"kafka_version": "4.0.2",
-                                                                           "elr": "on"})), None, ELR_REASON),
+    # eligible leader replicas (KIP-966) with a min ISR above 1: it depends on partition 0, which a one-partition
+    # situation does not see (with the default 1 the kernel answers: CONFIGS' ELR cases compare it)
+    "elr-min-isr-2": (lambda: reassignment_factory("kraft", bounds_from_mapping({"min_insync": 2})), None, ELR_REASON),
+    "elr-4.0-min-isr-2": (lambda: reassignment_factory("kraft", bounds_from_mapping(
+        {"kafka_version": "4.0.2", "elr": "on", "min_insync": 2})), None, ELR_REASON),
 }
 
 
@@ -352,10 +375,10 @@ def test_kernel_applies_to_the_plain_profiles_and_the_switch_turns_it_off():
 ELR_ON = {"brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 2, "min_insync": 2}
 
 
-def test_the_kernels_decline_elr_and_the_reference_answers_like_the_object_engine():
-    """With eligible leader replicas on (the newest release's default) neither kernel answers: every
-    situation is tabulated from the reference, and the whole run (counts, depth, violations and their
-    lengths) is the object engine's."""
+def test_the_kernels_decline_elr_above_min_isr_1_and_the_reference_answers_like_the_object_engine():
+    """With eligible leader replicas on and min.insync.replicas 2 neither kernel answers (the min ISR depends on
+    partition 0): every situation is tabulated from the reference, and the whole run (counts, depth, violations
+    and their lengths) is the object engine's."""
     from kreassign.checker.explore.bfs import explore
 
     model = _model("kraft", ELR_ON)
