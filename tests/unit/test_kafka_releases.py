@@ -100,3 +100,13 @@ def test_the_release_table_is_ordered_and_each_release_accepts_its_own_range():
         assert kafka_releases.release(r.version[:-1] + "0") is r  # any patch release of the minor
     with pytest.raises(ValueError, match="not a supported release"):
         kafka_releases.release("3.8.0")
+
+
+def test_an_unwritable_cache_is_exit_3_naming_the_folder(monkeypatch, tmp_path, capsys):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")  # the cache root lies under a regular file: nothing can be made there
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert cli.main(["kafka", "fetch", "4.1.2"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot write the Kafka cache" in err[0] and str(blocked) in err[0]
+    assert blocked.read_text() == "not a folder"

@@ -68,11 +68,6 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.split("."))
 
 
-def minor_of(version: str) -> str:
-    a, b = version.split(".")[:2]
-    return f"{a}.{b}"
-
-
 @dataclass(frozen=True)
 class CachedRelease:
     version: str
@@ -132,8 +127,12 @@ def fetch(version: str, *, force: bool = False, log: Callable[[str], None] | Non
         raise MavenError(f"Kafka {version} is not in the cache ({release_dir(version)}) and Maven (mvn) was not found: "
                          f"install Maven (e.g. apt-get install maven), then run: {fetch_command(version)}")
     target = release_dir(version)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".fetch-{version}-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".fetch-{version}-", dir=target.parent))
+    except OSError as e:
+        raise MavenError(f"cannot write the Kafka cache {target.parent}: {e.strerror} (set XDG_CACHE_HOME to a "
+                         f"writable folder, then run: {fetch_command(version)})") from None
     try:
         (work / "pom.xml").write_text(pom(version), encoding="utf-8")
         lib = work / "lib"
@@ -204,7 +203,6 @@ __all__ = [
     "fetch",
     "fetch_command",
     "find_maven",
-    "minor_of",
     "parse_version",
     "release_dir",
     "version_key",
