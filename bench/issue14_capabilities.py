@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kreassign.checker.check.run import check_model
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.quota_handlers import HandlersConfig, QuotaHandlersModel
 from kreassign.checker.models.reassign import ReassignmentModel
 from tabulate import tabulate

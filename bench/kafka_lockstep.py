@@ -17,16 +17,16 @@ import sys
 import time
 
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions
-from kreassign.checker.oracle.kafka.lockstep import KafkaLockstepModel, LockstepStats, reference_profile
+from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions
+from kreassign.checker.oracle.kafka_lockstep import KafkaLockstepModel, LockstepStats, reference_profile
 from kreassign.spec.actions import ListReassignments
 from kreassign.spec.state import make_cluster
 from tabulate import tabulate
 
 CONFIGS = {
-    # the default suite's kraft bounds (checker/models/suite.py)
+    # the default suite's kraft bounds (checker/check/suite.py)
     "default": Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1),
     "elections": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=2, failovers=1,
                         elections=("PREFERRED", "UNCLEAN")),

@@ -22,10 +22,10 @@ import time
 
 from kreassign.checker.check.run import check_model
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, make_spec
-from kreassign.checker.oracle.kafka.lockstep import (
+from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, make_spec
+from kreassign.checker.oracle.kafka_lockstep import (
     KafkaLockstepModel,
     LockstepStats,
     kafka_factory,

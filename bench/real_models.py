@@ -95,9 +95,9 @@ def run_kreassign(config: str, workers: int, kernel: bool = True) -> dict:
 def packed_memory(config: str) -> tuple[float, int]:
     """(bytes per stored state, bytes of the tabulated table) of the packed path, in process."""
     from kreassign.checker.check.run import reassignment_factory
-    from kreassign.checker.explore.packed_bfs import explore_packed
-    from kreassign.checker.models.bounds import bounds_from_mapping
-    from kreassign.checker.models.packed import PackedReassignment
+    from kreassign.checker.packed.bfs import explore_packed
+    from kreassign.checker.config.bounds import bounds_from_mapping
+    from kreassign.checker.packed.reassignment import PackedReassignment
 
     flags = CONFIGS[config].split()
     bounds = bounds_from_mapping({**{k[2:]: int(v) for k, v in zip(flags[::2], flags[1::2])}, "kafka_version": "3.9.2"})

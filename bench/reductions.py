@@ -6,7 +6,7 @@
 
 Each row runs `kreassign check --profile kraft` (whole process, liveness included unless the
 reduction is safety-only) on the same bounds without and with a reduction: `--compositional`
-(each distinct partition against the shared brokers, checker/models/compositional.py) or
+(each distinct partition against the shared brokers, checker/packed/compositional.py) or
 `--subsume` (budget subsumption, safety only). It prints distinct states, seconds and peak
 memory of both, and whether every property's verdict and counterexample length agree. An
 unreduced run that exceeds --timeout (default 300 s) is reported as such; that is the point

@@ -23,7 +23,7 @@ from tabulate import tabulate
 from kreassign.checker.check.run import _classify_stuck
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.models.suite import DEFAULT_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.spark.engine import explore_spark, spark_session
 from kreassign.spec.properties import EVENTUALLY
 

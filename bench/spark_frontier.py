@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from anchor_model import anchor_model
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.models.suite import DEFAULT_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.spark.engine import explore_spark, shuffle_write_by_job, spark_session
 
 MODELS = {

@@ -4,7 +4,7 @@
     python bench/spark_reference_scale.py --brokers 5 --rf 2    # 243,578 states (a quicker run)
 
 The model is the reassignment reference (`ReassignmentModel`, profile kraft) in the packed,
-tabulated form of checker/models/packed.py: int64 states whose successors are the reference's
+tabulated form of checker/packed/reassignment.py: int64 states whose successors are the reference's
 own answers, tabulated per partition-local situation. Its ints are only meaningful with the tables
 that interned them, so the embedded run goes first and the executors receive its tables
 with the model (pickled): every situation they meet is already there. Both engines explore the same kernel: the embedded engine's array store and the Spark
@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.explore.protocol import Model
-from kreassign.checker.models.bounds import Bounds
-from kreassign.checker.models.packed import PackedReassignment
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.models.suite import DEFAULT_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.spark.engine import explore_spark, spark_session
 from tabulate import tabulate
 

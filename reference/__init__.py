@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .api import Profile
-from .values import ActionNotSupported, ActionSpace, InvalidAction, Plan, Step
+from .profile_base import Profile
+from .steps import ActionNotSupported, ActionSpace, InvalidAction, Plan, Step
 
 #: profile name -> "module:Class" (imported on first use)
 PROFILES: dict[str, str] = {

@@ -32,8 +32,8 @@ from kreassign.spec import messages as M
 from kreassign.spec.state import ClusterState
 
 from . import zk_requests as R
-from .common import get_broker_id
-from .values import Step
+from .enabled_actions import get_broker_id
+from .steps import Step
 
 Hosted = tuple[int, str, int]  # (broker, topic, partition)
 

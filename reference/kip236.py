@@ -33,12 +33,12 @@ from kreassign.spec import actions as A
 from kreassign.spec.messages import NONE, UNKNOWN_TOPIC_OR_PARTITION, Ack, AlterPartitionReassignmentsResponse
 from kreassign.spec.state import NO_LEADER, ClusterState, Kip236Admin, distinct, ordered_minus
 
-from . import zk_mechanics
-from .classic_controller import (
+from . import zk_elections
+from .zk_era_controller import (
     NOT_ENOUGH_REPLICAS,
     POLICY_VIOLATION,
     REASSIGNMENT_IN_PROGRESS,
-    ClassicControllerProfile,
+    ZkEraControllerProfile,
     Outcome,
     bump_leader_epoch,
     msg_unknown_partition,
@@ -46,8 +46,8 @@ from .classic_controller import (
     remove_replicas,
     validate_target,
 )
-from .common import get_partition
-from .values import ActionSpace, Plan, Step
+from .enabled_actions import get_partition
+from .steps import ActionSpace, Plan, Step
 
 LEGACY = "legacy"  # /admin/reassign_partitions (+ _extra)
 REQUESTS = "requests"  # /admin/reassignment_requests -> /admin/reassignments/$topic/$partition
@@ -103,7 +103,7 @@ def msg_below_min_isr(topic: str, partition: int, top: int, min_isr: int) -> str
     )
 
 
-class Kip236Profile(ClassicControllerProfile):
+class Kip236Profile(ZkEraControllerProfile):
     """The KIP-236 seed: original replicas kept, cancel = rollback to them in their original order."""
 
     name = "kip236"
@@ -149,8 +149,8 @@ class Kip236Profile(ClassicControllerProfile):
         part = replace(part, replicas=original, adding=(), removing=(), original=None)  # 1, 5
         elected = None
         if part.leader not in original:  # 2
-            elected = zk_mechanics.reassign_election(state, original, part)
-        part = zk_mechanics.write_leader_and_isr(part, *elected) if elected is not None else bump_leader_epoch(part)
+            elected = zk_elections.reassign_election(state, original, part)
+        part = zk_elections.write_leader_and_isr(part, *elected) if elected is not None else bump_leader_epoch(part)
         part = remove_replicas(part, removed)  # 3, 4 (the log goes with the replica: settle)
         state = self.put(state, topic, index, part)
         return self.with_route(state, topic, index, None)  # 6 (7: brokers see writes at once)
@@ -284,9 +284,9 @@ class Kip236Profile(ClassicControllerProfile):
         removed = ordered_minus(part.replicas, target)
         part = replace(part, replicas=target, adding=(), removing=(), original=None)
         if part.leader not in target or not state.is_active(part.leader):
-            elected = zk_mechanics.reassign_election(state, target, part)
+            elected = zk_elections.reassign_election(state, target, part)
             if elected is not None:
-                part = zk_mechanics.write_leader_and_isr(part, *elected)
+                part = zk_elections.write_leader_and_isr(part, *elected)
         else:
             part = bump_leader_epoch(part)
         part = remove_replicas(part, removed)

@@ -31,16 +31,16 @@ from kreassign.spec import actions as A
 from kreassign.spec.messages import NONE
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus
 
-from . import zk_mechanics
-from .classic_controller import (
-    ClassicControllerProfile,
+from . import zk_elections
+from .zk_era_controller import (
+    ZkEraControllerProfile,
     Outcome,
     bump_leader_epoch,
     drop_stale_logs,
     leader_isr_write,
 )
-from .common import get_partition
-from .values import ActionSpace, Plan, Step
+from .enabled_actions import get_partition
+from .steps import ActionSpace, Plan, Step
 
 COMPLETE = "complete"
 RETIRE = "retire"
@@ -86,15 +86,15 @@ def retire(state: ClusterState, part: Partition) -> Partition:
     """
     leader = part.leader
     if leader != NO_LEADER and leader not in part.replicas:
-        elected = zk_mechanics.reassign_election(state, part.replicas, part)
+        elected = zk_elections.reassign_election(state, part.replicas, part)
         leader = elected[0] if elected is not None else NO_LEADER
     isr = tuple(b for b in part.isr if b in part.replicas) or part.isr
     if leader == part.leader and isr == part.isr:
         return part
-    return zk_mechanics.write_leader_and_isr(part, leader, isr)
+    return zk_elections.write_leader_and_isr(part, leader, isr)
 
 
-class Kip455Profile(ClassicControllerProfile):
+class Kip455Profile(ZkEraControllerProfile):
     """The KIP-455 seed's algorithm (iteratively shrinking AR; cancel = R − AR)."""
 
     name = "kip455"

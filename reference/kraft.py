@@ -18,8 +18,8 @@ from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_min
 from kreassign.spec import kafka_releases
 
 from . import replication
-from .api import Profile
-from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning
+from .profile_base import Profile
+from .enabled_actions import default_enabled_actions, get_broker_id, get_partition, list_reassigning
 from .kraft_change import (
     CompletionRule,
     Record,
@@ -30,7 +30,7 @@ from .kraft_change import (
     apply_record,
     build_change,
 )
-from .values import ActionSpace, InvalidAction, Plan, Step
+from .steps import ActionSpace, InvalidAction, Plan, Step
 
 
 class ReassignmentError(Exception):

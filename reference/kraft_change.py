@@ -26,7 +26,7 @@ from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_min
 Record = dict[str, object]
 
 # A completion rule: (R', I', AR, RR) -> complete? (R' and I' are the lists after dropping RR).
-# Twins: checker/models/kraft_vector.py (VectorKernel._build, numpy) and checker/z3/reassign.py (completion_rule).
+# Twins: checker/packed/kraft_vector.py (VectorKernel._build, numpy) and checker/z3/reassign.py (completion_rule).
 CompletionRule = Callable[[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]], bool]
 
 

@@ -25,8 +25,8 @@ from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import ClusterState
 
-from .api import Profile
-from .values import Step
+from .profile_base import Profile
+from .steps import Step
 
 DEFAULT_IMBALANCE_PERCENTAGE = 10  # leader.imbalance.per.broker.percentage
 

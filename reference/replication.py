@@ -19,8 +19,8 @@ from dataclasses import replace
 from kreassign.spec.messages import LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, Ack
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 
-from .common import get_partition
-from .values import InvalidAction, Step
+from .enabled_actions import get_partition
+from .steps import InvalidAction, Step
 
 
 def common_prefix_len(a: tuple[int, ...], b: tuple[int, ...]) -> int:

@@ -33,9 +33,9 @@ from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import ClusterState, ReplicationThrottles
 
-from .api import Profile
-from .common import get_partition
-from .values import Step
+from .profile_base import Profile
+from .enabled_actions import get_partition
+from .steps import Step
 
 Move = tuple[frozenset[int], frozenset[int]]  # (sources, destinations)
 

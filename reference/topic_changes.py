@@ -37,9 +37,9 @@ from kreassign.spec import messages as M
 from kreassign.spec.state import ClusterState, Partition, ReplicaLog, Topic
 
 from .broker_view import replication_factor
-from .common import get_partition
+from .enabled_actions import get_partition
 from .kraft import KraftProfile
-from .values import ActionNotSupported, InvalidAction, Step
+from .steps import ActionNotSupported, InvalidAction, Step
 
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38

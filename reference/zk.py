@@ -53,10 +53,10 @@ from kreassign.spec.state import NO_LEADER, ClusterState, ZkController
 from . import replication
 from . import zk_controller as C
 from . import zk_requests as R
-from .api import Profile
-from .common import default_enabled_actions, get_broker_id, get_partition, log_caught_up
-from .values import ActionSpace, InvalidAction, Plan, Step
-from .zk_mechanics import offline_election, preferred_election, write_leader_and_isr
+from .profile_base import Profile
+from .enabled_actions import default_enabled_actions, get_broker_id, get_partition, log_caught_up
+from .steps import ActionSpace, InvalidAction, Plan, Step
+from .zk_elections import offline_election, preferred_election, write_leader_and_isr
 
 # Errors' default messages (org.apache.kafka.common.protocol.Errors), used where Kafka builds ApiError(error).
 MSG_NOT_CONTROLLER = "This is not the correct controller for this cluster."
@@ -473,7 +473,7 @@ class ZkProfile(Profile):
 
     # -- dispatch and enumeration ------------------------------------------------------------------
     def enabled_actions(self, state: ClusterState, space: ActionSpace) -> list[Any]:
-        """common.default_enabled_actions plus ControllerStep for each partition with pending work (queue order).
+        """enabled_actions.default_enabled_actions plus ControllerStep for each partition with pending work (queue order).
 
         While steps are pending, only the steps, the failover and the data plane are enabled (the
         controller handles one event at a time); ZnodeReassign only while the znode is empty.

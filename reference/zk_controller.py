@@ -34,8 +34,8 @@ from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ZkControlle
 
 from . import zk_requests as R
 from . import zk_znodes as Z
-from .values import Plan
-from .zk_mechanics import offline_election, reassign_election, remove_replica_from_isr, write_leader_and_isr
+from .steps import Plan
+from .zk_elections import offline_election, reassign_election, remove_replica_from_isr, write_leader_and_isr
 
 # -- assignments (kafka.controller.ReplicaAssignment) -------------------------------------------
 

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from kreassign.spec.state import ClusterState
 
-from .values import Plan
+from .steps import Plan
 
 REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from kreassign.checker.explore.bfs import Path
-from kreassign.checker.models.bounds import Bounds, ConfigError
+from kreassign.checker.config.bounds import Bounds, ConfigError
 
 #: the bounds minimization may lower, in the order it tries them
 SHRINKABLE = ("partitions", "brokers", "failovers", "failures", "cancels", "reassigns", "create_partitions",

@@ -36,10 +36,10 @@ from kreassign.checker.check.minimize import bounds_json, minimize
 from kreassign.checker.explore import liveness
 from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph, explore
 from kreassign.checker.explore.protocol import Model
-from kreassign.checker.models.bounds import Bounds, ConfigError
-from kreassign.checker.models.compositional import compositional_explorer
-from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
-from kreassign.checker.models.packed import packable, packed_explorer
+from kreassign.checker.config.bounds import Bounds, ConfigError
+from kreassign.checker.packed.compositional import compositional_explorer
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.packed.reassignment import packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
 from kreassign.spec.findings import MONOTONE_BOUNDS, Finding, findings_for, trace_file
@@ -245,9 +245,9 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
 
     `explorer` is the engine: `explore` (embedded) or another with the same signature and result
     (the Spark engine); liveness and the classification of stuck states run on the graph it returns.
-    `engine_options` (models/engine_options.py, `check`'s engine flags): the packed path or not (`fast`),
+    `engine_options` (config/engine_options.py, `check`'s engine flags): the packed path or not (`fast`),
     and what the packed engine is given (workers, kernel, subsumption); `compose` (default:
-    `engine_options.compositional`) checks each partition apart (models/compositional.py).
+    `engine_options.compositional`) checks each partition apart (packed/compositional.py).
     """
     props = [p for p in model.properties() if only is None or p.name == only]
     release = model_release(model)
@@ -256,7 +256,7 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
         engine_props = [p for p in engine_props if SEP not in p.name]
     # stopping at the first violation is only right when that violation is the one wanted
     stop = only is not None and all(p.kind != EVENTUALLY and SEP not in p.name for p in engine_props)
-    # the embedded engine runs on the packed path when the model splits per partition (models/packed.py)
+    # the embedded engine runs on the packed path when the model splits per partition (packed/reassignment.py)
     fast = engine_options.fast and getattr(explorer, "explorer", explorer) is explore and packable(model, engine_props)
     compose = engine_options.compositional if compose is None else compose
     if compose and not fast:
@@ -393,7 +393,7 @@ def check_model(
 ) -> CheckResult:
     """Explore one profile at the given bounds and classify every property.
 
-    `engine_options` (models/engine_options.py) are `check`'s engine flags (--no-fast, --no-kernel,
+    `engine_options` (config/engine_options.py) are `check`'s engine flags (--no-fast, --no-kernel,
     --workers, --subsume, --compositional); the default is the default run.
 
     With `symmetry`, the model is explored on broker-renaming orbits (checker/models/symmetry.py);

@@ -23,16 +23,16 @@ from kreassign.errors import FINDING, INCONCLUSIVE, INTERRUPTED, OK, InfraError,
 from kreassign.checker.check.junit import check_writable, write_junit
 from kreassign.outputs import check_out_dir
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.checker.models.limits import RunLimits, parse_size, refuse_absurd
+from kreassign.checker.config.limits import RunLimits, parse_size, refuse_absurd
 from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summary_line
 from kreassign.checker.explore.bfs import Interrupted
 
 from kreassign.checker.check.run import FINDING_MISSING, HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
-from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
-from kreassign.checker.models.engine_options import EngineOptions
-from kreassign.checker.models.bound_flags import add_bound_arguments, bound_overrides
+from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
+from kreassign.checker.config.engine_options import EngineOptions
+from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
 from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
-from kreassign.checker.models.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
+from kreassign.checker.check.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", action="append", dest="profiles", metavar="P",
@@ -82,7 +82,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--progress-interval", type=float, default=CI_INTERVAL, metavar="SECONDS",
                         help="seconds between progress lines when stderr is not a terminal (default: %(default)g)")
     add_bound_arguments(parser)
-    from kreassign.checker.oracle.kafka.cli import add_arguments as add_kafka_arguments
+    from kreassign.checker.oracle.kafka_flags import add_arguments as add_kafka_arguments
 
     add_kafka_arguments(parser)  # --kafka-classpath, --metadata-version (docs/kafka.md)
     parser.set_defaults(func=run)
@@ -153,7 +153,7 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> _Recorder:
 
 
 def _factory(kind: str, args: argparse.Namespace):
-    from kreassign.checker.oracle.kafka.cli import check_factory as kafka_factory
+    from kreassign.checker.oracle.kafka_flags import check_factory as kafka_factory
 
     kafka = kafka_factory(args, kind)  # --impl kafka, or the kraft reference at --metadata-version
     if kafka is not None:
@@ -325,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    options = engine_options(args)  # the engine flags, passed down as a value (checker/models/engine_options.py)
+    options = engine_options(args)  # the engine flags, passed down as a value (checker/config/engine_options.py)
     limits = _limits(args)
     check_out_dir(args.out)
     if args.junit:

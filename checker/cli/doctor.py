@@ -36,8 +36,8 @@ def _first_line(argv: list[str]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, find_java_tools, releases
-    from kreassign.checker.oracle.kafka.cli import kafka_version
+    from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, find_java_tools, releases
+    from kreassign.checker.oracle.kafka_flags import kafka_version
 
     version = kafka_version(args)
     if args.kafka_classpath and version:

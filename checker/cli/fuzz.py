@@ -23,12 +23,12 @@ from kreassign.spec.findings import known_violation
 from kreassign.errors import FINDING, INFRA, OK, UsageError
 from tabulate import tabulate
 
-from kreassign.checker.models.limits import refuse_absurd
+from kreassign.checker.config.limits import refuse_absurd
 from kreassign.outputs import check_out_dir
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.checker.models.bound_flags import add_bound_arguments, bound_overrides
-from kreassign.checker.models.suite import DEFAULT_SUITE
-from kreassign.checker.models.bounds import Bounds, bounds_from_mapping, load_config
+from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
+from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping, load_config
 from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
 from kreassign.checker.fuzz.stateful import EXAMPLE_FOUND, KNOWN, NOT_CHECKED, PASSED, VIOLATED, FuzzResult, fuzz_settings, run_fuzz
 
@@ -45,9 +45,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="Hypothesis seed (default: a random one, printed); the same seed repeats the run")
     parser.add_argument("--impl", metavar="SPEC",
                         help="also run another implementation in lockstep: module:Class, file.py:Class or 'exec:COMMAND'")
-    parser.add_argument("--config", help="TOML file with [bounds] (checker/models/bounds.py)")
+    parser.add_argument("--config", help="TOML file with [bounds] (checker/config/bounds.py)")
     add_bound_arguments(parser)
-    from kreassign.checker.oracle.kafka.cli import add_arguments as add_kafka_arguments
+    from kreassign.checker.oracle.kafka_flags import add_arguments as add_kafka_arguments
 
     add_kafka_arguments(parser)  # --impl kafka: --kafka-classpath, --metadata-version (docs/kafka.md)
     parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
@@ -162,13 +162,13 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--impl checks reassignment profiles only, not {args.profile!r}")
             from kreassign.checker.oracle.differential import differential_factory
 
-            from kreassign.checker.oracle.kafka.cli import impl_spec
+            from kreassign.checker.oracle.kafka_flags import impl_spec
 
             spec = impl_spec(args)
             if spec.startswith("kafka"):  # Kafka's KRaft controller (docs/kafka.md)
-                from kreassign.checker.oracle.kafka.lockstep import kafka_factory
+                from kreassign.checker.oracle.kafka_lockstep import kafka_factory
 
-                from kreassign.checker.oracle.kafka.cli import controller_actions
+                from kreassign.checker.oracle.kafka_flags import controller_actions
 
                 factory = kafka_factory(spec, controller_actions(args))
             else:

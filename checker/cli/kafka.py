@@ -41,7 +41,7 @@ def _usage(parser: argparse.ArgumentParser):
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from kreassign.checker.oracle.kafka import releases
+    from kreassign.checker.implementations.kafka import releases
 
     if args.all and args.versions:
         raise UsageError("fetch: give versions or --all, not both")
@@ -67,7 +67,7 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from kreassign.checker.oracle.kafka import releases
+    from kreassign.checker.implementations.kafka import releases
     from kreassign.spec import kafka_releases
 
     rows = []

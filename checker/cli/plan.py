@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     moves = load_moves(plan, args.plan, current, args.current, describe, args.describe, live, args.min_isr)
     version = ""
     if args.kafka_version is not None:
-        from kreassign.checker.oracle.kafka.releases import parse_version
+        from kreassign.checker.implementations.kafka.releases import parse_version
 
         if args.profile != "kraft":
             raise UsageError(f"--kafka-version: applies to the kraft profile only, not {args.profile!r}")

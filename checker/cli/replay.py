@@ -21,7 +21,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a counterexample trace (JSON)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     parser.add_argument("--impl", metavar="SPEC", help="replay against another implementation: module:Class or 'exec:COMMAND'")
-    from kreassign.checker.oracle.kafka.cli import add_arguments as add_kafka_arguments
+    from kreassign.checker.oracle.kafka_flags import add_arguments as add_kafka_arguments
 
     add_kafka_arguments(parser)  # --impl kafka: --kafka-classpath, --metadata-version (docs/kafka.md)
     parser.set_defaults(func=run)
@@ -34,12 +34,12 @@ def _replay(args: argparse.Namespace, trace):
         from kreassign.checker.oracle.differential import ReplayImplementationError, replay_against_impl
     except ModuleNotFoundError as e:
         raise InfraError(f"--impl: cannot import {e.name}") from None
-    from kreassign.checker.oracle.kafka.cli import impl_spec
+    from kreassign.checker.oracle.kafka_flags import impl_spec
 
     spec = impl_spec(args)
     try:
         if spec.startswith("kafka"):  # the reference at Kafka's metadata.version, with the declared differences
-            from kreassign.checker.oracle.kafka.lockstep import replay_against_kafka
+            from kreassign.checker.oracle.kafka_lockstep import replay_against_kafka
 
             return replay_against_kafka(trace, spec)
         return replay_against_impl(trace, spec)

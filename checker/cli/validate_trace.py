@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         version = None
         if args.kafka_version is not None:
-            from kreassign.checker.oracle.kafka.releases import parse_version
+            from kreassign.checker.implementations.kafka.releases import parse_version
 
             version = parse_version(args.kafka_version)
         result = validate_text(text, fmt, args.profile, limits, version)  # a TraceFormatError (exit 2) names the line

@@ -25,7 +25,7 @@ for the liveness checker. The engine never prints; `progress(states, depth, stat
 is called about once a second (with `generated=` and `queue=` keywords too when the
 callback has `wants_detail = True`, as checker/check/progress.py's reporter does).
 
-Run limits (checker/models/limits.py): `watch(states)` is called between chunks and may
+Run limits (checker/config/limits.py): `watch(states)` is called between chunks and may
 return a reason to stop ("max-memory: ..."); `max_states` stops with reason "max-states".
 The result's `stopped` names the reason. Ctrl-C raises `Interrupted`, a KeyboardInterrupt
 that carries the partial result (counts and the violations found so far, no graph).

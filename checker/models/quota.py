@@ -500,7 +500,7 @@ def quota_bounds_for_check(profile: str, config_path: str | None) -> Any:
     configuration (they take no bounds; None here), a handlers profile its default under the
     `[quota_handlers]` table of the TOML file, if any. A bad table is a ConfigError naming the field."""
     from kreassign.checker.models import quota_handlers
-    from kreassign.checker.models.bounds import ConfigError
+    from kreassign.checker.config.bounds import ConfigError
 
     if profile not in quota_handlers.HANDLERS_PROFILES:
         return None

@@ -38,7 +38,7 @@ from kreassign.spec.topic_change_properties import (
     topic_deletion_properties,
 )
 
-from kreassign.checker.models.bounds import Bounds, ConfigError
+from kreassign.checker.config.bounds import Bounds, ConfigError
 from kreassign.checker.explore.protocol import Model
 
 TOPIC = "t"

@@ -15,7 +15,7 @@ from typing import Any
 
 from kreassign.reference import PROFILES
 
-from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.reassign import ReassignmentModel
 

@@ -25,15 +25,15 @@ from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION,
 from kreassign.spec.reassign_properties import Ghost, ModelState
 from kreassign.spec.state import ClusterState
 
-from kreassign.checker.oracle.adapters import (
+from kreassign.checker.implementations.adapters import (
     Implementation,
     ImplementationError,
     ImplementationRefused,
     load_implementation,
     response_to_json,
 )
-from kreassign.checker.oracle import kafka as _kafka
-from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.implementations import kafka as _kafka
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.registry import REASSIGNMENT, model_kind
 from kreassign.checker.models.reassign import ReassignmentModel, normalize_epochs
 from kreassign.checker.traces.diff import field_diff, show_json as _show

@@ -35,7 +35,7 @@ from kreassign.spec.properties import ALWAYS, TRANSITION
 from kreassign.spec.reassign_properties import Ghost, ModelState, Transition
 from kreassign.spec.state import ClusterState, Partition
 
-from kreassign.checker.oracle.adapters import decode_response, response_to_json
+from kreassign.checker.implementations.adapters import decode_response, response_to_json
 from kreassign.checker.oracle.differential import compare_step
 
 QUOTA_PROFILES = ("kip599", "kip599-draft")
@@ -641,7 +641,7 @@ def capability_model(p: Params, profile: Profile, state: ClusterState, space: Ac
     its `actions` are the one enumeration the explorer, fuzz and this op share."""
     from dataclasses import replace
 
-    from kreassign.checker.models.bounds import ConfigError, bounds_from_mapping
+    from kreassign.checker.config.bounds import ConfigError, bounds_from_mapping
     from kreassign.checker.models.reassign import TOPIC, ReassignmentModel
 
     caps = p.raw("capabilities", {})
@@ -705,7 +705,7 @@ def _ghosts_before(state: ClusterState, p: Params) -> tuple[Ghost, ...]:
 
 def capability_bounds(profile: Profile, state: ClusterState, action: Any) -> Any:
     """Bounds switching on the capabilities a step uses, so that their properties are judged too."""
-    from kreassign.checker.models.bounds import Bounds
+    from kreassign.checker.config.bounds import Bounds
     from kreassign.reference.throttles import TOOL_ACTIONS
     from kreassign.spec import actions as A
 
@@ -752,8 +752,8 @@ def violated_properties(profile: Profile, state: ClusterState, action: Any, afte
 
 def _observe_impl(p: Params, state: ClusterState, action: Any) -> tuple[Profile, ClusterState, Any]:
     """The check op's "impl": run the step on Kafka (the reference at Kafka's metadata.version)."""
-    from kreassign.checker.oracle.kafka import is_kafka_spec, parse_spec
-    from kreassign.checker.oracle.kafka.lockstep import observe, reference_profile
+    from kreassign.checker.implementations.kafka import is_kafka_spec, parse_spec
+    from kreassign.checker.oracle.kafka_lockstep import observe, reference_profile
 
     spec = p.str("impl")
     if not is_kafka_spec(spec):

@@ -19,7 +19,7 @@ from typing import Any
 
 from kreassign.checker.check.run import explore_classified
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.models.reassign import REASSIGNS, TOPIC, ReassignmentModel, in_flight
 from kreassign.checker.plan.model import (
     LEADERLESS,
@@ -201,7 +201,7 @@ def spec_model(profile: Any, bounds, shape: Shape) -> ReassignmentModel:
     """The model for the spec's properties. A partition that starts where ReassignmentModel starts
     (ISR = replicas, leader the first, every broker up: most partitions of a healthy cluster) gets
     ReassignmentModel itself, the same model, which the embedded engine runs on its packed path
-    (checker/models/packed.py: same states, verdicts and counterexamples, a fraction of the time)."""
+    (checker/packed/reassignment.py: same states, verdicts and counterexamples, a fraction of the time)."""
     model = PlanPartitionModel(profile, bounds, shape)
     plain = ReassignmentModel(profile, bounds)
     return plain if plain.init_states() == model.init_states() else model

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import TOPIC, ReassignmentModel
 from kreassign.checker.plan.shapes import Shape
 from kreassign.spec import actions as A

@@ -14,8 +14,8 @@ from typing import Any
 
 from kreassign.errors import UsageError
 
-from kreassign.checker.models.limits import REFUSE_ABOVE, approx, log10_estimate
-from kreassign.checker.models.bounds import bounds_from_mapping
+from kreassign.checker.config.limits import REFUSE_ABOVE, approx, log10_estimate
+from kreassign.checker.config.bounds import bounds_from_mapping
 from kreassign.checker.models.registry import REASSIGNMENT, build_model
 from kreassign.checker.traces.format import Trace, TraceError, read_trace
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.traces.diff import field_diff
-from kreassign.checker.traces.kafka_log import Observation, ParsedLog, parse_log
-from kreassign.checker.traces.kraft_metadata import (
+from kreassign.checker.kafka_logs.zk_controller_log import Observation, ParsedLog, parse_log
+from kreassign.checker.kafka_logs.kraft_metadata_log import (
     MetadataResult,
     check_metadata,
     looks_like_metadata_log,
@@ -51,11 +51,11 @@ from kreassign.checker.traces.kraft_metadata import (
 )
 from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import zk_controller as C
-from kreassign.reference.api import Profile as _BaseProfile
+from kreassign.reference.profile_base import Profile as _BaseProfile
 from kreassign.reference.kraft import CONTROLLER_ACTIONS
 from kreassign.reference.capabilities import KAFKA as CAPABILITIES
 from kreassign.reference.topic_changes import topic_deletion_actions
-from kreassign.reference.zk_mechanics import remove_replica_from_isr
+from kreassign.reference.zk_elections import remove_replica_from_isr
 from kreassign.spec import actions as A
 from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json
 from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Kip236Admin, Partition, Topic

@@ -13,7 +13,7 @@ import functools
 from dataclasses import replace
 from typing import Any
 
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.z3.reassign import (
     Kip236Encoding,

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import z3
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace, trace_from_path, write_trace
 from kreassign.checker.traces.replay import replay

@@ -635,7 +635,7 @@ class Kraft37Encoding(KraftEncoding):
         return subset(ar, i1)
 
 
-# -- the ZooKeeper-era controllers (reference/zk_mechanics.py, classic_controller.py) ------------------
+# -- the ZooKeeper-era controllers (reference/zk_elections.py, zk_era_controller.py) ------------------
 
 
 class ClassicEncoding(ReassignEncoding):
@@ -659,7 +659,7 @@ class ClassicEncoding(ReassignEncoding):
         return {**p, "le": p["le"] + le, "pe": p["pe"] + pe}
 
     def write_leader_and_isr(self, p: dict, leader, isr) -> dict:
-        """zk_mechanics.write_leader_and_isr: every ZK write bumps both epochs."""
+        """zk_elections.write_leader_and_isr: every ZK write bumps both epochs."""
         return self.bump({**p, "LD": leader, "I": isr})
 
     def leader_isr_write(self, p: dict, isr) -> dict:
@@ -714,7 +714,7 @@ class ClassicEncoding(ReassignEncoding):
     def common_branches(self, s: Vars, a: Vars, tag: str) -> list[Branch]:
         P = self.part(s)
         out = []
-        # the leader's ISR changes (classic_controller.leader_expand_isr / leader_shrink_isr)
+        # the leader's ISR changes (zk_era_controller.leader_expand_isr / leader_shrink_isr)
         out.append(Branch(EXPAND, z3.And(s.LD != 0, subset(a.b, s.R & ~s.I & s.L)),
                           self.settle(self.leader_isr_write(P, s.I | a.b))))
         out.append(Branch(SHRINK, z3.And(s.LD != 0, subset(a.b, s.I & ~s.LD)),

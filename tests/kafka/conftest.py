@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions
+from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions
 
 #: the release most tests pin: their counts, findings and curated traces were read from Kafka 3.9
 KAFKA_39 = "3.9.2"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kreassign.checker.check.run import check_model
-from kreassign.checker.models.bounds import Bounds
-from kreassign.checker.oracle.kafka.lockstep import kafka_factory
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.oracle.kafka_lockstep import kafka_factory
 
 
 def run_lockstep(spec: str, bounds: Bounds, *, impl: Any = None, out_dir: str | None = None, minimize: bool = False,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kreassign.checker.check.run import HOLDS, KNOWN, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.oracle.differential import MATCH_PROPERTY
-from kreassign.checker.oracle.kafka.lockstep import kafka_factory, reference_profile, replay_against_kafka
+from kreassign.checker.oracle.kafka_lockstep import kafka_factory, reference_profile, replay_against_kafka
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference.kraft import CONTROLLER_ACTIONS
 from kreassign.spec import actions as A

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.oracle.differential import MATCH_PROPERTY
-from kreassign.checker.oracle.kafka import differences as D
-from kreassign.checker.oracle.kafka.lockstep import KafkaLockstepModel, LockstepStats, replay_against_kafka
+from kreassign.checker.implementations.kafka import differences as D
+from kreassign.checker.oracle.kafka_lockstep import KafkaLockstepModel, LockstepStats, replay_against_kafka
 from kreassign.checker.traces.format import read_trace
 from kreassign.spec import actions as A
 
@@ -34,8 +34,8 @@ def test_an_entry_excuses_a_step_only_when_it_explains_every_diff_line():
 
 def test_the_lockstep_counts_excused_steps_and_still_reports_the_rest(kafka, monkeypatch):
     """Kafka at 3.5-IV2 against the reference at 3.9's rule differs exactly in the shrink's epoch bump."""
-    from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions
-    from kreassign.checker.oracle.kafka.lockstep import reference_profile
+    from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions
+    from kreassign.checker.oracle.kafka_lockstep import reference_profile
 
     old = KafkaImplementation(KafkaOptions(kafka_version="3.9.2", metadata_version="3.5-IV2"))
     try:

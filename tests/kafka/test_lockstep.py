@@ -6,10 +6,10 @@ import glob
 import json
 
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
-from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, parse_spec
-from kreassign.checker.oracle.kafka.lockstep import kafka_factory, reference_profile, replay_against_kafka
+from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, parse_spec
+from kreassign.checker.oracle.kafka_lockstep import kafka_factory, reference_profile, replay_against_kafka
 from kreassign.checker.traces.format import read_trace
 from kreassign.spec import actions as A
 from kreassign.spec.kafka_releases import NEWEST

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.oracle.differential import compare_step
-from kreassign.checker.oracle.kafka.lockstep import reference_profile
+from kreassign.checker.oracle.kafka_lockstep import reference_profile
 from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import Broker, make_cluster

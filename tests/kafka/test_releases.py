@@ -13,11 +13,11 @@ from dataclasses import replace
 import pytest
 from kreassign.checker.check.run import HOLDS
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.differential import MATCH_PROPERTY
-from kreassign.checker.oracle.kafka import KafkaImplementation, KafkaOptions, make_spec
-from kreassign.checker.oracle.kafka.lockstep import (
+from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, make_spec
+from kreassign.checker.oracle.kafka_lockstep import (
     KafkaLockstepModel,
     LockstepStats,
     reference_profile,

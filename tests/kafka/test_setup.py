@@ -8,8 +8,8 @@ import shutil
 import zipfile
 
 import pytest
-from kreassign.checker.oracle import kafka as K
-from kreassign.checker.oracle.kafka import releases
+from kreassign.checker.implementations import kafka as K
+from kreassign.checker.implementations.kafka import releases
 from kreassign.spec import kafka_releases
 
 from kreassign import cli

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.spark import engine
 

@@ -7,8 +7,8 @@ import os
 import pytest
 from kreassign.checker.spark import engine as spark_engine
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.suite import QUOTA_SUITE
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.check.suite import QUOTA_SUITE
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.models.reassign import ReassignmentModel
 

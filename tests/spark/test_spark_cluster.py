@@ -33,7 +33,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.spark.engine import LOG4J2
 

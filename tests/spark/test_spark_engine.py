@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.run import check_model
-from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.registry import build_model
 from kreassign.spec.properties import Property

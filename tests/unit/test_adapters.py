@@ -9,7 +9,7 @@ import shlex
 import sys
 
 import pytest
-from kreassign.checker.oracle.adapters import (
+from kreassign.checker.implementations.adapters import (
     CheckedImplementation,
     Implementation,
     ImplementationError,
@@ -132,7 +132,7 @@ def test_bad_responses_name_the_field():
 
 
 def test_reference_served_over_the_protocol_equals_the_reference():
-    impl = load_implementation(f"exec:{PY} -m kreassign.checker.oracle.adapters")
+    impl = load_implementation(f"exec:{PY} -m kreassign.checker.implementations.adapters")
     assert isinstance(impl, SubprocessImplementation)
     try:
         assert run_impl(impl, SCENARIO) == run_reference(SCENARIO)
@@ -244,7 +244,7 @@ def test_timeout_from_the_environment(monkeypatch):
 
 
 def test_load_by_module_and_by_path():
-    assert isinstance(load_implementation("kreassign.checker.oracle.adapters:ReferenceImplementation"), ReferenceImplementation)
+    assert isinstance(load_implementation("kreassign.checker.implementations.adapters:ReferenceImplementation"), ReferenceImplementation)
     buggy = load_implementation(f"{BUGGY_MODULE}:BuggyKraft")
     assert isinstance(buggy, CheckedImplementation)
     actions = [A.Reassign("t", 0, (3, 4)), A.LeaderExpandIsr("t", 0, 3), A.Cancel("t", 0)]
@@ -256,7 +256,7 @@ def test_load_by_module_and_by_path():
 @pytest.mark.parametrize("spec, message", [
     ("nocolon", "expected 'module:Class'"),
     ("kreassign.nosuch:X", "no module named 'kreassign.nosuch'"),
-    ("kreassign.checker.oracle.adapters:Nope", "has no attribute 'Nope'"),
+    ("kreassign.checker.implementations.adapters:Nope", "has no attribute 'Nope'"),
     ("docs/examples/missing.py:X", "no such file"),
     ("", "empty spec"),
 ])

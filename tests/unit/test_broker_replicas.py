@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from kreassign.checker.check.run import HOLDS, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay

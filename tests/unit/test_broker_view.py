@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from kreassign.checker.check.run import HOLDS, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.reference import broker_view as bv
 from kreassign.spec.state import NO_LEADER, Partition

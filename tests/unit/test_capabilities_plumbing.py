@@ -13,9 +13,9 @@ import pytest
 from kreassign.checker.check.run import VIOLATED, check_model
 from kreassign.checker.fuzz.stateful import VIOLATED as FUZZ_VIOLATED
 from kreassign.checker.fuzz.stateful import fuzz_settings, run_fuzz
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.oracle.adapters import ReferenceImplementation
+from kreassign.checker.implementations.adapters import ReferenceImplementation
 from kreassign.checker.oracle.differential import MATCH_PROPERTY, DifferentialModel, replay_against_impl
 from kreassign.checker.oracle.server import Oracle
 from kreassign.checker.traces.format import read_trace, trace_from_path, write_trace
@@ -265,7 +265,7 @@ def test_a_wrong_implementation_of_a_new_action_is_caught_in_lockstep(tmp_path, 
 
 
 def test_a_correct_implementation_over_json_lines_follows_every_new_action(trace_file):
-    spec = f"exec:{shlex.quote(sys.executable)} -m kreassign.checker.oracle.adapters"
+    spec = f"exec:{shlex.quote(sys.executable)} -m kreassign.checker.implementations.adapters"
     result = replay_against_impl(read_trace(trace_file), spec)
     assert result.reproduces and result.steps_matched == len(ACTIONS) and result.diffs == []
 

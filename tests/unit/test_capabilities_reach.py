@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.oracle.adapters import ReferenceImplementation
+from kreassign.checker.implementations.adapters import ReferenceImplementation
 from kreassign.checker.oracle.server import Oracle
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.validation import SearchLimits, validate_text
@@ -88,7 +88,7 @@ WRONG = {
                       ["--profile", "kraft", "--kraft-actions", "balance-leaders", "--brokers", "3", "--reassigns", "1",
                        "--cancels", "0", "--failures", "1"]),
 }
-REFERENCE = "kreassign.checker.oracle.adapters:ReferenceImplementation"
+REFERENCE = "kreassign.checker.implementations.adapters:ReferenceImplementation"
 #: the spec properties each wrong step breaks besides implementation_matches_reference
 BROKEN = {"zk_versions": ["controller_cache_agrees_with_zookeeper"], "delete_topic": ["accepted_deletion_takes_effect"],
           "zk_broker_replicas": [], "kraft_actions": ["balance_elects_preferred"]}

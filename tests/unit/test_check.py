@@ -7,7 +7,7 @@ import json
 import pytest
 from kreassign.checker.check.minimize import minimize
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds, ConfigError, bounds_from_mapping
+from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace, trace_from_json
 from kreassign.checker.traces.render import render_dot, render_table

@@ -1,4 +1,4 @@
-"""`check --compositional` (checker/models/compositional.py) against the unreduced run.
+"""`check --compositional` (checker/packed/compositional.py) against the unreduced run.
 
 Each configuration is small enough for both: the verdicts, the shortest counterexample and
 finding lengths must be equal, and the compositional search smaller. Planted bugs (on any
@@ -18,11 +18,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from kreassign.checker.check.run import check_model
-from kreassign.checker.models import compositional as C
-from kreassign.checker.models.bounds import Bounds
-from kreassign.checker.models.engine_options import EngineOptions
+from kreassign.checker.packed import compositional as C
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.config.engine_options import EngineOptions
 from kreassign.checker.models.reassign import ReassignmentModel, in_flight
-from kreassign.checker.models.suite import DEFAULT_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.spec.findings import Finding
 from test_property_mutants import planted  # the real profile with every step through a corruption
 

@@ -15,7 +15,7 @@ import os
 import pytest
 from kreassign.checker.check.run import HOLDS, KNOWN, check_model, expected_at
 from kreassign.checker.models.registry import build_model, model_kind
-from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay
 from kreassign.spec.findings import FINDINGS, broken, findings_for, promises, trace_file

@@ -9,9 +9,9 @@ import shlex
 import sys
 
 import pytest
-from kreassign.checker.oracle.adapters import ReferenceImplementation
+from kreassign.checker.implementations.adapters import ReferenceImplementation
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.oracle.differential import (
     MATCH_PROPERTY,
     DifferentialModel,
@@ -31,7 +31,7 @@ PY = shlex.quote(sys.executable)
 ADAPTER = f"exec:{PY} {shlex.quote(os.path.join(EXAMPLES, 'kraft_adapter.py'))}"
 BUGGY_EXEC = ADAPTER + " --bug cancel-keeps-adding-in-isr"
 BUGGY_MODULE = f"{os.path.join(EXAMPLES, 'buggy_kraft.py')}:BuggyKraft"
-REFERENCE_EXEC = f"exec:{PY} -m kreassign.checker.oracle.adapters"
+REFERENCE_EXEC = f"exec:{PY} -m kreassign.checker.implementations.adapters"
 
 #: the examples (docs/examples) implement Kafka 3.9's rules: the reference at that release
 SMALL = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, kafka_version="3.9.2")
@@ -133,7 +133,7 @@ def test_kraft_37_is_another_implementation_of_kraft():
 def test_a_refusal_is_a_mismatch_not_a_crash():
     class Refuser(ReferenceImplementation):
         def apply(self, action):
-            from kreassign.checker.oracle.adapters import ImplementationRefused
+            from kreassign.checker.implementations.adapters import ImplementationRefused
 
             if type(action).__name__ == "BrokerFail":
                 raise ImplementationRefused("BrokerFail is not implemented")
@@ -191,7 +191,7 @@ def test_plain_models_are_unchanged_by_the_differential_subclass():
 
 
 def test_replay_against_a_broken_implementation_is_a_clear_error(tmp_path, capsys):
-    from kreassign.checker.oracle.adapters import ImplementationError
+    from kreassign.checker.implementations.adapters import ImplementationError
     from kreassign.checker.oracle.differential import ReplayImplementationError
     from kreassign.checker.traces.format import TraceError
 

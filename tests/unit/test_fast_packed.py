@@ -1,4 +1,4 @@
-"""The packed path (checker/models/packed.py) against the reference-backed model, state by state.
+"""The packed path (checker/packed/reassignment.py) against the reference-backed model, state by state.
 
 On every reachable state of small configurations — one and two partitions, three profiles,
 the replication layer, elections — the packed model must list the same edges (action and
@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from kreassign.checker.check.run import SEP, check_model, engine_properties
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.explore.packed_bfs import explore_packed
-from kreassign.checker.models.bounds import Bounds
-from kreassign.checker.models.engine_options import EngineOptions
-from kreassign.checker.models.packed import NotPackable, PackedReassignment, packable, packed_explorer
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.config.engine_options import EngineOptions
+from kreassign.checker.packed.reassignment import NotPackable, PackedReassignment, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.reference.kraft import KraftProfile
 
@@ -173,7 +173,7 @@ def test_elr_reading_partition_0_keeps_the_object_engine(monkeypatch):
     are not local, and the packed path (whose one-partition model is its own partition 0) must not run."""
     from dataclasses import replace
 
-    from kreassign.checker.models import packed as packed_module
+    from kreassign.checker.packed import reassignment as packed_module
 
     across = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=2, partitions=2, min_insync=3)
     assert ReassignmentModel("kraft", across).profile.elr
@@ -260,7 +260,7 @@ def test_check_cli_flags_of_the_packed_path(release, counts, tmp_path, capsys):
 
 
 def test_workers_tabulate_the_same_table(monkeypatch):
-    from kreassign.checker.models import packed as packed_module
+    from kreassign.checker.packed import reassignment as packed_module
 
     monkeypatch.setattr(packed_module, "PARALLEL_MIN", 1)  # fork for every batch, however small
     model = ReassignmentModel("kraft-3.7", Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, partitions=2))

@@ -22,15 +22,15 @@ from kreassign.checker.check.run import (
     engine_properties,
     expected_at,
 )
-from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.models.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference.kip236 import Kip236Profile
 from kreassign.reference.kip455 import Kip455Profile
 from kreassign.reference.kraft import Kraft37Profile, KraftProfile
-from kreassign.reference.values import Step
+from kreassign.reference.steps import Step
 from kreassign.reference.zk import ZkProfile
 from kreassign.spec import findings as F
 from kreassign.spec import kafka_releases

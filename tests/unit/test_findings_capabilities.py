@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import KNOWN, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference.broker_replicas import BrokerReplicaManager

@@ -8,8 +8,8 @@ statement's interpolation with values filled in by hand — `$partition` is a To
 from __future__ import annotations
 
 import pytest
-from kreassign.checker.traces.kafka_log import parse_log
-from kreassign.checker.traces.kafka_log_shapes import SHAPES, match_line
+from kreassign.checker.kafka_logs.zk_controller_log import parse_log
+from kreassign.checker.kafka_logs.zk_log_shapes import SHAPES, match_line
 
 P = "[2024-01-02 03:04:05,678] INFO "  # a log4j prefix (ConversionPattern "[%d] %p %m (%c)%n")
 CASES = [

@@ -7,7 +7,7 @@ import os
 import stat
 
 import pytest
-from kreassign.checker.oracle.kafka import releases
+from kreassign.checker.implementations.kafka import releases
 from kreassign.spec import kafka_releases
 
 from kreassign import cli

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kreassign.reference import ActionSpace, InvalidAction, profile
 from kreassign.reference import kip236 as K
-from kreassign.reference.classic_controller import (
+from kreassign.reference.zk_era_controller import (
     NOT_ENOUGH_REPLICAS,
     POLICY_VIOLATION,
     REASSIGNMENT_IN_PROGRESS,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, profile
 from kreassign.reference import kip455 as K
-from kreassign.reference.classic_controller import (
+from kreassign.reference.zk_era_controller import (
     INVALID_REQUEST,
     LEADER_NOT_AVAILABLE,
     NOT_LEADER_OR_FOLLOWER,

@@ -1,4 +1,4 @@
-"""The kraft kernel (checker/models/kraft_kernel.py) against the reference, situation by situation.
+"""The kraft kernel (checker/packed/kraft_kernel.py) against the reference, situation by situation.
 
 The kernel is a second encoding of the kraft profiles' local step, so the architecture asks for a
 differential test: every local situation a packed search asks about, in every budget group, is
@@ -27,11 +27,11 @@ from kreassign.checker.check.run import (
     model_release,
     reassignment_factory,
 )
-from kreassign.checker.explore.packed_bfs import explore_packed
-from kreassign.checker.models import kraft_kernel as K
-from kreassign.checker.models.bounds import bounds_from_mapping
-from kreassign.checker.models.kraft_kernel import KernelMismatch, KraftKernel, same_answers
-from kreassign.checker.models.packed import LOCAL_BUDGET, PackedReassignment, packable
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed import kraft_kernel as K
+from kreassign.checker.config.bounds import bounds_from_mapping
+from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
+from kreassign.checker.packed.reassignment import LOCAL_BUDGET, PackedReassignment, packable
 from kreassign.reference.kraft import Kraft37Profile, KraftProfile
 from kreassign.spec import findings as F
 from kreassign.spec import reassign_properties as P
@@ -475,7 +475,7 @@ def test_a_kernel_mismatch_is_exit_3_in_one_line(capsys, monkeypatch, tmp_path):
 
     _shrink_as_expand(monkeypatch)
     monkeypatch.setattr(K, "CHECK_EVERY", 1)
-    from kreassign.checker.models.kraft_vector import VectorKernel
+    from kreassign.checker.packed.kraft_vector import VectorKernel
 
     monkeypatch.setattr(VectorKernel, "build", classmethod(lambda cls, kernel: None))  # the scalar kernel answers
     m = BROKEN_ON["mapping"]

@@ -1,4 +1,4 @@
-"""The vector kernel (checker/models/kraft_vector.py) against the reference and the scalar kernel.
+"""The vector kernel (checker/packed/kraft_vector.py) against the reference and the scalar kernel.
 
 `VectorKernel` is a third encoding of the kraft profiles' local step (numpy, many situations per
 call) for the budget groups in `VECTOR_GROUPS`, so it gets its own differential test: every
@@ -20,13 +20,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from kreassign.checker.explore.packed_bfs import explore_packed
-from kreassign.checker.models import kraft_kernel as K
-from kreassign.checker.models.kraft_kernel import KraftKernel
-from kreassign.checker.models import kraft_vector as V
-from kreassign.checker.models.kraft_kernel import KernelMismatch, same_answers
-from kreassign.checker.models.kraft_vector import VECTOR_GROUPS, VectorKernel
-from kreassign.checker.models.packed import PackedReassignment, packable
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed import kraft_kernel as K
+from kreassign.checker.packed.kraft_kernel import KraftKernel
+from kreassign.checker.packed import kraft_vector as V
+from kreassign.checker.packed.kraft_kernel import KernelMismatch, same_answers
+from kreassign.checker.packed.kraft_vector import VECTOR_GROUPS, VectorKernel
+from kreassign.checker.packed.reassignment import PackedReassignment, packable
 from test_kraft_kernel import AT_NEW, AT_OLD, CONFIG, CONFIGS, OLD, _model, _summary
 
 #: test_kraft_kernel's differential list, and five brokers (three-bit slots, wider masks) with RF 3

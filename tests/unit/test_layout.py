@@ -25,8 +25,10 @@ PACKAGE_DIRS = {"kreassign": "kreassign", "kreassign.spec": "spec", "kreassign.r
 LAYERS = [
     ["kreassign._version", "kreassign.errors", "kreassign.interrupts", "kreassign.outputs", "kreassign.spec"],
     ["kreassign.reference"],
-    ["kreassign.checker.explore"],
-    ["kreassign.checker.models"],
+    ["kreassign.checker.config"],  # run configuration: bounds, limits, engine options (values, no engine)
+    ["kreassign.checker.explore", "kreassign.checker.kafka_logs"],
+    ["kreassign.checker.models", "kreassign.checker.implementations"],
+    ["kreassign.checker.packed"],
     ["kreassign.checker.traces"],
     ["kreassign.checker.check", "kreassign.checker.oracle", "kreassign.checker.fuzz", "kreassign.checker.spark",
      "kreassign.checker.z3", "kreassign.checker.plan", "kreassign.checker.report"],
@@ -152,7 +154,7 @@ def test_fast_start_imports_no_heavy_dependency(argv):
 # -- the engine flags travel as a value, not through the environment (issue 23) ---------------------------
 
 #: the environment variables that once carried `kreassign check`'s engine flags (now one frozen value,
-#: checker/models/engine_options.py); spelled in pieces so that this file holds none of them either
+#: checker/config/engine_options.py); spelled in pieces so that this file holds none of them either
 RETIRED_ENGINE_VARIABLES = tuple("KREASSIGN_" + n for n in ("FAST", "KERNEL", "WORKERS", "SUBSUME", "COMPOSITIONAL"))
 
 #: the repository's own text: code, tests, benchmarks, docs (not the virtualenv, caches or run outputs)
@@ -216,7 +218,7 @@ def test_no_retired_engine_variable_is_named_anywhere():
     names the variables that once carried them."""
     bad = [f"{f.relative_to(ROOT)}: {name}" for f in _text_files()
            for name in RETIRED_ENGINE_VARIABLES if name in f.read_text(errors="replace")]
-    assert not bad, "pass EngineOptions (checker/models/engine_options.py) or the check flag instead:\n" + "\n".join(bad)
+    assert not bad, "pass EngineOptions (checker/config/engine_options.py) or the check flag instead:\n" + "\n".join(bad)
 
 
 def test_checker_writes_no_environment_variable():

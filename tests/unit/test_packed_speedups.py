@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from kreassign.checker.explore.packed_bfs import explore_packed
-from kreassign.checker.models.bounds import Bounds
-from kreassign.checker.models.packed import PackedReassignment
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.spec import state as S
 from kreassign.spec.state import replace
@@ -62,7 +62,7 @@ def test_replace_keeps_post_init_and_falls_back_for_other_dataclasses():
 @pytest.mark.parametrize("release,forks", [({"kafka_version": "4.4.0", "elr": "on", "min_insync": 2}, True),
                                            ({"kafka_version": "3.9.2"}, False)], ids=["4.4-elr-on-min-isr-2", "3.9"])
 def test_forked_workers_number_every_state_as_one_worker(release, forks, monkeypatch):
-    from kreassign.checker.models import packed as packed_module
+    from kreassign.checker.packed import reassignment as packed_module
 
     monkeypatch.setattr(packed_module, "PARALLEL_MIN", 1)  # fork for every batch, however small
     model = ReassignmentModel("kraft", Bounds(brokers=4, rf=2, reassigns=2, cancels=1, failures=1, **release))

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.plan.check import NOTE, RISK, PlanOptions, check_shape, spec_model
 from kreassign.checker.plan.model import PlanPartitionModel, shape_bounds

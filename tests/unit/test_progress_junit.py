@@ -13,11 +13,11 @@ import pytest
 from kreassign.cli import main
 from kreassign.errors import UsageError
 
-from kreassign.checker.models import limits
+from kreassign.checker.config import limits
 from kreassign.checker.check.junit import junit_xml, write_atomically
 from kreassign.checker.check.progress import ProgressReporter, summary_line
 from kreassign.checker.explore import bfs
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -224,7 +224,7 @@ def test_absurd_bounds_are_refused_with_the_bound_to_lower() -> None:
         limits.refuse_absurd("kraft", Bounds(brokers=6, rf=3, partitions=3), force=False)
     assert limits.refuse_absurd("kraft", Bounds(brokers=10000), force=True) > limits.REFUSE_ABOVE
     # the default suite and the speed target (b6 r3, 2 partitions, 1 failure) are not refused
-    from kreassign.checker.models.suite import DEFAULT_SUITE
+    from kreassign.checker.check.suite import DEFAULT_SUITE
 
     for name, b in DEFAULT_SUITE.items():
         limits.refuse_absurd(name, b, force=False)

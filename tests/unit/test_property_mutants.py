@@ -16,9 +16,9 @@ from types import MethodType
 import pytest
 from kreassign.checker.check.run import explore_classified
 from kreassign.checker.models.reassign import ReassignmentModel, in_flight
-from kreassign.checker.models.suite import DEFAULT_SUITE
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.reference import profile as real_profile
-from kreassign.reference.values import Step
+from kreassign.reference.steps import Step
 from kreassign.spec.messages import AlterPartitionReassignmentsResponse
 from kreassign.spec.properties import EVENTUALLY
 from kreassign.spec.reassign_properties import ALL, PROPERTIES

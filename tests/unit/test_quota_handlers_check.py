@@ -17,7 +17,7 @@ import pytest
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models import quota_handlers as qh
 from kreassign.checker.models.registry import QUOTA, build_model, model_kind
-from kreassign.checker.models.suite import QUOTA_SUITE
+from kreassign.checker.check.suite import QUOTA_SUITE
 
 from kreassign.errors import FINDING, OK, USAGE
 

@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import settings
-from kreassign.checker.oracle.adapters import ReferenceImplementation
+from kreassign.checker.implementations.adapters import ReferenceImplementation
 from kreassign.checker.explore.bfs import explore
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.oracle.differential import MATCH_PROPERTY, DifferentialModel
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.replay import replay

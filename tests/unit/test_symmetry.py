@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.run import VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.replay import replay
 from kreassign.checker.models.symmetry import SYMMETRIC_PROFILES, SymmetryReduced, canonical

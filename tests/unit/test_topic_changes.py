@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kreassign.checker.check.run import HOLDS, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds, ConfigError
+from kreassign.checker.config.bounds import Bounds, ConfigError
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay

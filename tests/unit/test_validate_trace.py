@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kreassign.checker.traces.kafka_log import parse_log
+from kreassign.checker.kafka_logs.zk_controller_log import parse_log
 from kreassign.checker.traces.validation import (
     SearchLimits,
     TraceFormatError,

@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 
 import pytest
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.traces.format import read_trace
@@ -17,7 +17,7 @@ from kreassign.checker.z3.diff import check_trace, differential
 from kreassign.checker.z3.profiles import encoding, reference_model
 from kreassign.checker.z3.prove import INVARIANT, NOT_ENCODED, PROVED, REFUTED, UNKNOWN, prove_reassignment
 from kreassign.reference import zk_controller as C
-from kreassign.reference.api import Step
+from kreassign.reference.profile_base import Step
 from kreassign.reference.kip236 import Kip236Profile
 from kreassign.reference.kip455 import Kip455Profile
 from kreassign.reference.zk import ZkProfile

@@ -12,7 +12,7 @@ import os
 
 import pytest
 import z3
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 from kreassign.reference import InvalidAction, Plan, profile
 from kreassign.reference import zk_controller as C
-from kreassign.reference.api import ActionSpace
-from kreassign.reference.zk_mechanics import remove_replica_from_isr
+from kreassign.reference.profile_base import ActionSpace
+from kreassign.reference.zk_elections import remove_replica_from_isr
 from kreassign.spec import actions as A
 from kreassign.spec.messages import (
     Ack,

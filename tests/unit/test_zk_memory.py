@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds, ConfigError
+from kreassign.checker.config.bounds import Bounds, ConfigError
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.reference import profile
 from kreassign.reference import zk_controller as C
 from kreassign.reference import zk_znodes as Z
-from kreassign.reference.values import Plan, Step
+from kreassign.reference.steps import Plan, Step
 from kreassign.reference.zk import ZkProfile
 from kreassign.spec import actions as A
 from kreassign.spec import findings as F

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kreassign.reference import profile
 from kreassign.reference import zk_controller as C
-from kreassign.reference.api import ActionSpace
+from kreassign.reference.profile_base import ActionSpace
 from kreassign.spec import actions as A
 from kreassign.spec.state import NO_LEADER, ClusterState, make_cluster
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference import zk_controller as C

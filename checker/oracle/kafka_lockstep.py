@@ -2,7 +2,7 @@
 
 `kafka_factory(spec)` is `differential_factory` for Kafka: every model shares one JVM, the
 reference is the `kraft` profile at the same metadata.version as Kafka, and a step whose
-diff is explained by an entry of differences.py (a declared modelling abstraction) is not
+diff is explained by an entry of implementations/kafka/differences.py (a declared modelling abstraction) is not
 a mismatch. `LockstepStats` counts what was compared, for reports and the bench.
 """
 
@@ -12,14 +12,14 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kreassign.checker.models.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import REASSIGNMENT, model_kind
 from kreassign.checker.oracle.differential import DifferentialModel
 from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
 
-from . import KafkaImplementation, parse_spec
-from .differences import explain
+from kreassign.checker.implementations.kafka import KafkaImplementation, parse_spec
+from kreassign.checker.implementations.kafka.differences import explain
 
 
 @dataclass
@@ -130,7 +130,7 @@ def kafka_factory(spec: str = "kafka", controller_actions: tuple[str, ...] = (),
 
 def replay_against_kafka(trace: Any, spec: str = "kafka", impl: KafkaImplementation | None = None):
     """`replay_against_impl` for Kafka: the reference at Kafka's metadata.version, declared differences allowed."""
-    from kreassign.checker.oracle.adapters import ImplementationError
+    from kreassign.checker.implementations.adapters import ImplementationError
     from kreassign.checker.oracle.differential import ReplayImplementationError, _replay
     from kreassign.checker.traces.format import TraceError
 

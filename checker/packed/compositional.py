@@ -1,6 +1,6 @@
 """Compositional mode: each partition checked against the shared broker environment (`check --compositional`).
 
-On the packed path (models/packed.py) a model is *partition-local*: an action that names a
+On the packed path (packed/reassignment.py) a model is *partition-local*: an action that names a
 partition changes only that partition (and its ghost), an action that names none (broker
 failure or recovery, controller failover) changes the brokers and each partition as it
 would alone, and every property is a conjunction over partitions, every finding signature
@@ -49,9 +49,9 @@ import networkx as nx
 import numpy as np
 from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, explore
 from kreassign.checker.explore.liveness import environment_edge
-from kreassign.checker.explore.packed_bfs import reverse_reach
-from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
-from kreassign.checker.models.packed import SEP, PackedReassignment, packable, packed_explorer
+from kreassign.checker.packed.bfs import reverse_reach
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.packed.reassignment import SEP, PackedReassignment, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.spec import actions as A
 from kreassign.spec.findings import findings_for

@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states
 from kreassign.checker.explore.liveness import environment_edge
-from kreassign.checker.explore.packed_bfs import PackedResult, explore_packed
-from kreassign.checker.models.engine_options import DEFAULT_ENGINE, EngineOptions
-from kreassign.checker.models.kraft_kernel import KernelMismatch, KraftKernel, same_answers
-from kreassign.checker.models.kraft_vector import VECTOR_GROUPS, VectorKernel
+from kreassign.checker.packed.bfs import PackedResult, explore_packed
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
+from kreassign.checker.packed.kraft_vector import VECTOR_GROUPS, VectorKernel
 from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
 from kreassign.reference import profile as reference_profile
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
@@ -220,10 +220,10 @@ class PackedReassignment:
         self._enabled: dict[tuple[int, int], tuple[ModelState, list[list[Any]]]] = {}
         self.reference_calls = 0
         self.init_state = self.pack(init)
-        # the kraft profiles' steps without the reference's plumbing (checker/models/kraft_kernel.py), where
+        # the kraft profiles' steps without the reference's plumbing (checker/packed/kraft_kernel.py), where
         # it was compared with the reference; every CHECK_EVERY-th row it answers is compared again in `install`
         self.kernel = KraftKernel.build(self) if kernel else None
-        # its answers of budget groups 0-3 (all but a failover), many situations at once (checker/models/kraft_vector.py)
+        # its answers of budget groups 0-3 (all but a failover), many situations at once (checker/packed/kraft_vector.py)
         self.vector = VectorKernel.build(self.kernel) if self.kernel is not None else None
         self.kernel_checks = 0
         self.installed = 0  # rows installed (the kernel's spot checks count them)
@@ -815,7 +815,7 @@ def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progr
 
     Violation paths come back as the reference model's own paths (`concretize`); instead of a
     graph the result answers `classify_stuck` for each `eventually` property. `engine_options`
-    (models/engine_options.py): the workers, the kernel switch and budget subsumption (safety only).
+    (config/engine_options.py): the workers, the kernel switch and budget subsumption (safety only).
     """
     packed = PackedReassignment(model, workers=engine_options.worker_count(), kernel=engine_options.kernel)
     result = explore_packed(packed, liveness=keep_graph, progress=progress, stop_on_violation=stop_on_violation,
@@ -842,7 +842,7 @@ def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progr
                                      prop.extra.get("from"), findings, want_findings)
 
     result.classify_stuck = classify_stuck  # type: ignore[attr-defined]
-    result.packed = packed  # type: ignore[attr-defined]  # the tables, for checker/models/compositional.py
+    result.packed = packed  # type: ignore[attr-defined]  # the tables, for checker/packed/compositional.py
     return result
 
 

@@ -10,7 +10,7 @@ answers, for a whole chunk of states at once,
 - `environment_ids(action ids)`: the edges liveness may follow without an admin;
 - `action_of(action id)` and `init_state`.
 
-checker/models/packed.py is one (the reassignment model, tabulated from the reference).
+checker/packed/reassignment.py is one (the reassignment model, tabulated from the reference).
 Counts follow bfs.py's (TLC's) conventions exactly, violations are found on a shortest
 path (BFS order), and `eventually` properties are decided on the graph of environment
 edges kept as three int32 columns (12 bytes an edge), never as Python objects: a reverse
@@ -52,7 +52,7 @@ class PackedResult(ExploreResult):
     edge_bytes: int = 0  # the liveness graph
     table_rows: int = 0  # local situations tabulated (reference calls happen once per row and action)
     reference_calls: int = 0
-    all_states: Any = None  # () -> every stored packed value, in BFS order (checker/models/compositional.py)
+    all_states: Any = None  # () -> every stored packed value, in BFS order (checker/packed/compositional.py)
     env_edges: Any = None  # () -> (source, target, action id) of the kept environment edges (liveness only)
 
 
@@ -210,7 +210,7 @@ class _Run:
                 if self.truncated or (self.stop and self._found_any()):
                     return depth + (self.count > hi), False
                 self._expand(chunk_lo, min(hi, chunk_lo + step))
-                if self.watch is not None:  # run limits (models/limits.py): --max-memory
+                if self.watch is not None:  # run limits (config/limits.py): --max-memory
                     self.stopped = self.watch(self.count)
                     if self.stopped is not None:
                         self.truncated = True

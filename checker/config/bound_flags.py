@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kreassign.checker.models.bounds import ConfigError
+from kreassign.checker.config.bounds import ConfigError
 
 BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
                "create_partitions", "min_insync")
@@ -67,7 +67,7 @@ def bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["elections"] = [e.strip() for e in args.elections.split(",") if e.strip()]
     if getattr(args, "elr", None):
         out["elr"] = args.elr
-    if getattr(args, "kafka_version", None):  # declared with the Kafka flags (checker/oracle/kafka/cli.py)
+    if getattr(args, "kafka_version", None):  # declared with the Kafka flags (checker/oracle/kafka_flags.py)
         from kreassign.spec.kafka_releases import parse_version
 
         try:

@@ -4,7 +4,7 @@ Both KIPs were written for the ZooKeeper controller. This module holds everythin
 them that is not a reassignment rule: the admin request loop with its validation and
 error responses, ListPartitionReassignments, the leader's ISR changes (written to the
 partition-state znode, conditional on its version), ZK-style broker failure / recovery
-and elections (`zk_mechanics`), the replication layer, and the enabled-action list.
+and elections (`zk_elections`), the replication layer, and the enabled-action list.
 
 What is modelled: the controller has no memory separate from ZooKeeper (unlike the
 `zk` profile); a partition's fields are the one view, so a failover rebuilds exactly
@@ -51,10 +51,10 @@ from kreassign.spec.messages import (
 )
 from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Partition
 
-from . import replication, zk_mechanics
-from .api import Profile
-from .common import default_enabled_actions, get_broker_id, get_partition, list_reassigning, log_caught_up
-from .values import ActionSpace, InvalidAction, Step
+from . import replication, zk_elections
+from .profile_base import Profile
+from .enabled_actions import default_enabled_actions, get_broker_id, get_partition, list_reassigning, log_caught_up
+from .steps import ActionSpace, InvalidAction, Step
 
 LIST_ALL = ListPartitionReassignmentsRequest()  # topics = None: list everything
 
@@ -108,7 +108,7 @@ def validate_target(state: ClusterState, topic: str, partition: int, replicas: t
 
 def bump_leader_epoch(part: Partition) -> Partition:
     """A LeaderAndIsr write with the same leader and ISR (leader epoch + 1, znode version + 1)."""
-    return zk_mechanics.write_leader_and_isr(part, part.leader, part.isr)
+    return zk_elections.write_leader_and_isr(part, part.leader, part.isr)
 
 
 def leader_isr_write(part: Partition, isr: tuple[int, ...]) -> Partition:
@@ -117,9 +117,9 @@ def leader_isr_write(part: Partition, isr: tuple[int, ...]) -> Partition:
 
 
 def remove_replicas(part: Partition, replicas: Iterable[int]) -> Partition:
-    """OfflineReplica for each replica, in order: leaves the ISR the ZK way (zk_mechanics)."""
+    """OfflineReplica for each replica, in order: leaves the ISR the ZK way (zk_elections)."""
     for r in replicas:
-        part = zk_mechanics.remove_replica_from_isr(part, r)
+        part = zk_elections.remove_replica_from_isr(part, r)
     return part
 
 
@@ -146,7 +146,7 @@ def response_of(entries: list[tuple[str, int, int, str | None]]) -> AlterPartiti
     )
 
 
-class ClassicControllerProfile(Profile):
+class ZkEraControllerProfile(Profile):
     """The operations `kip455` and `kip236` share. Subclasses give the reassignment rules:
 
     `reassign_partition`, `cancel_partition`, `pending_step` / `run_step`, and `settle`
@@ -309,12 +309,12 @@ class ClassicControllerProfile(Profile):
         for t, i, part in list(state.partitions()):
             topic = state.topic(t)
             if part.leader == broker:
-                elected = zk_mechanics.offline_election(state, part.replicas, part, topic.unclean_leader_election)
+                elected = zk_elections.offline_election(state, part.replicas, part, topic.unclean_leader_election)
                 if elected is not None:
-                    part = zk_mechanics.write_leader_and_isr(part, *elected)
+                    part = zk_elections.write_leader_and_isr(part, *elected)
                 elif broker not in part.isr:  # a leader outside its ISR (never built here): still goes offline
-                    part = zk_mechanics.write_leader_and_isr(part, NO_LEADER, part.isr)
-            part = zk_mechanics.remove_replica_from_isr(part, broker)
+                    part = zk_elections.write_leader_and_isr(part, NO_LEADER, part.isr)
+            part = zk_elections.remove_replica_from_isr(part, broker)
             state = self.put(state, t, i, part)
         return Step(state, Ack())
 
@@ -328,9 +328,9 @@ class ClassicControllerProfile(Profile):
         for t, i, part in list(state.partitions()):
             if part.leader != NO_LEADER:
                 continue
-            elected = zk_mechanics.offline_election(state, part.replicas, part, state.topic(t).unclean_leader_election)
+            elected = zk_elections.offline_election(state, part.replicas, part, state.topic(t).unclean_leader_election)
             if elected is not None:
-                state = self.put(state, t, i, zk_mechanics.write_leader_and_isr(part, *elected))
+                state = self.put(state, t, i, zk_elections.write_leader_and_isr(part, *elected))
         return Step(state, Ack())
 
     def elect_leaders(self, state: ClusterState, topic: str, partition: int, election: str) -> Step:
@@ -339,18 +339,18 @@ class ClassicControllerProfile(Profile):
         if election == A.PREFERRED:
             if part.replicas and part.leader == part.replicas[0]:
                 return Step(state, Ack(ELECTION_NOT_NEEDED, "The preferred replica is already the leader."))
-            elected = zk_mechanics.preferred_election(state, part.replicas, part)
+            elected = zk_elections.preferred_election(state, part.replicas, part)
             if elected is None:
                 return Step(state, Ack(PREFERRED_LEADER_NOT_AVAILABLE, "The preferred replica is not live or not in the ISR."))
         elif election == A.UNCLEAN:
             if part.leader != NO_LEADER:
                 return Step(state, Ack(ELECTION_NOT_NEEDED, "The partition has a leader."))
-            elected = zk_mechanics.offline_election(state, part.replicas, part, unclean=True)
+            elected = zk_elections.offline_election(state, part.replicas, part, unclean=True)
             if elected is None:
                 return Step(state, Ack(ELIGIBLE_LEADERS_NOT_AVAILABLE, "No live replica can lead."))
         else:
             raise InvalidAction(f"unknown election type {election!r} (PREFERRED or UNCLEAN)")
-        return Step(self.put(state, topic, partition, zk_mechanics.write_leader_and_isr(part, *elected)), Ack())
+        return Step(self.put(state, topic, partition, zk_elections.write_leader_and_isr(part, *elected)), Ack())
 
     # -- controller -------------------------------------------------------------------------------
     def controller_failover(self, state: ClusterState) -> Step:
@@ -397,7 +397,7 @@ __all__ = [
     "NOT_LEADER_OR_FOLLOWER",
     "POLICY_VIOLATION",
     "REASSIGNMENT_IN_PROGRESS",
-    "ClassicControllerProfile",
+    "ZkEraControllerProfile",
     "bump_leader_epoch",
     "drop_stale_logs",
     "leader_isr_write",

@@ -28,7 +28,7 @@ reference as the architecture asks:
   properties it implements (looked up by the predicate itself, so a property a test
   replaces goes through the reference).
 
-`check --no-kernel` (`EngineOptions(kernel=False)`, checker/models/engine_options.py, which
+`check --no-kernel` (`EngineOptions(kernel=False)`, checker/config/engine_options.py, which
 `PackedReassignment(kernel=False)` receives) switches it off.
 """
 
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kreassign.reference.common import admin_requests
+from kreassign.reference.enabled_actions import admin_requests
 from kreassign.reference.kraft import Kraft37Profile, KraftProfile, ReassignmentError
 from kreassign.reference.kraft_change import (
     adding_in_isr_all_targets_if_shrinking,

@@ -18,7 +18,7 @@ from kreassign.errors import UsageError
 
 from kreassign.spec import kafka_releases
 
-from . import check_metadata_version, is_kafka_spec, make_spec, parse_spec, releases
+from kreassign.checker.implementations.kafka import check_metadata_version, is_kafka_spec, make_spec, parse_spec, releases
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metadata-version", metavar="V",
                         help="the kraft profile's metadata.version, e.g. 3.5-IV2 (default: the release's latest "
                         "production level)")
-    # --kraft-actions is a bound flag (checker/models/bound_flags.py): the bounds carry the actions
+    # --kraft-actions is a bound flag (checker/config/bound_flags.py): the bounds carry the actions
 
 
 def controller_actions(args: argparse.Namespace) -> tuple[str, ...]:
@@ -95,7 +95,7 @@ def check_factory(args: argparse.Namespace, kind: str):
     spec = impl_spec(args)
     controller_actions(args)  # the bounds carry them (bounds.kraft_actions); checked here for the message
     if spec is not None and is_kafka_spec(spec):
-        from .lockstep import kafka_factory
+        from kreassign.checker.oracle.kafka_lockstep import kafka_factory
 
         return kafka_factory(spec)
     mv = metadata_version(args)
@@ -104,7 +104,7 @@ def check_factory(args: argparse.Namespace, kind: str):
         raise UsageError("--metadata-version: applies to the reference or --impl kafka, not to another implementation")
     if mv is None:
         return None  # the plain model: the bounds carry the release, ELR and the controller actions
-    from .lockstep import KraftActionsModel, reference_profile
+    from kreassign.checker.oracle.kafka_lockstep import KraftActionsModel, reference_profile
 
     elr = {"on": True, "off": False}.get(getattr(args, "elr", None) or "")
 

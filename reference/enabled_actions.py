@@ -16,7 +16,7 @@ from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 
-from .values import ActionSpace, InvalidAction
+from .steps import ActionSpace, InvalidAction
 
 
 def get_partition(state: ClusterState, topic: str, partition: int) -> Partition:

@@ -6,7 +6,7 @@ counterexamples and the benchmarks start from the same bounds.
 
 from __future__ import annotations
 
-from kreassign.checker.models.bounds import Bounds
+from kreassign.checker.config.bounds import Bounds
 
 #: the default suite: small bounds per profile, well under a minute in all on 2 cores
 DEFAULT_SUITE: dict[str, Bounds] = {

@@ -1,6 +1,6 @@
 """The kraft kernel's answers for many local situations at once, in numpy.
 
-`KraftKernel` (checker/models/kraft_kernel.py) answers one local situation at a time, in
+`KraftKernel` (checker/packed/kraft_kernel.py) answers one local situation at a time, in
 Python: ~6 µs per action. `VectorKernel` answers the budget groups 0-3 of the packed
 table — ISR changes and unfencing, Reassign, Cancel, fencing — for a whole batch of
 situations with array operations, on partitions encoded as
@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from kreassign.checker.models import kraft_kernel as K
+from kreassign.checker.packed import kraft_kernel as K
 from kreassign.reference.kraft_change import (
     adding_in_isr_all_targets_if_shrinking,
     adding_replicas_in_isr,

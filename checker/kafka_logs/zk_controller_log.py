@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kreassign.checker.traces.kafka_log_shapes import (
+from kreassign.checker.kafka_logs.zk_log_shapes import (
     BY_NAME,
     CONTROLLER_EPOCH,
     IDS,

@@ -509,7 +509,7 @@ def load_implementation(spec: str, *, timeout: float | None = None) -> Implement
 def serve(impl: Implementation, stdin=None, stdout=None) -> int:
     """Speak the subprocess protocol on stdin/stdout for a Python implementation; EOF or close ends it.
 
-    `python -m kreassign.checker.oracle.adapters [--profile P | --impl module:Class]` serves the
+    `python -m kreassign.checker.implementations.adapters [--profile P | --impl module:Class]` serves the
     reference (or a Python class) this way: the exec: side of the protocol, for tests and
     as a template for adapters in other languages.
     """
@@ -552,7 +552,7 @@ def serve(impl: Implementation, stdin=None, stdout=None) -> int:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m kreassign.checker.oracle.adapters",
+    parser = argparse.ArgumentParser(prog="python -m kreassign.checker.implementations.adapters",
                                      description="serve an implementation over the JSON-lines adapter protocol")
     parser.add_argument("--profile", help="always use this reference profile, whatever reset names")
     parser.add_argument("--impl", help="serve this Python implementation (module:Class or file.py:Class) instead")

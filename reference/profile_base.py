@@ -23,7 +23,7 @@ from kreassign.spec.messages import (
 from kreassign.spec.state import ClusterState
 
 from .replication import refresh_all
-from .values import ActionNotSupported, ActionSpace, Plan, Step
+from .steps import ActionNotSupported, ActionSpace, Plan, Step
 
 
 class Profile:

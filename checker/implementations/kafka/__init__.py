@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kreassign.checker.oracle.adapters import ImplementationError, SubprocessImplementation, default_timeout
+from kreassign.checker.implementations.adapters import ImplementationError, SubprocessImplementation, default_timeout
 from kreassign.spec import actions as A
 from kreassign.spec.codec import to_json
 from kreassign.spec.state import ClusterState
@@ -520,7 +520,7 @@ class KafkaImplementation(SubprocessImplementation):
         if data is None:
             return None
         if not data.get("ok"):
-            from kreassign.checker.oracle.adapters import ImplementationRefused
+            from kreassign.checker.implementations.adapters import ImplementationRefused
 
             raise ImplementationRefused(f"{self.spec}: the implementation refused 'apply': {data.get('error')}")
         new_state, response = self._decode_apply(data)
@@ -530,7 +530,7 @@ class KafkaImplementation(SubprocessImplementation):
         return new_state, response, []
 
     def _decode_apply(self, data: dict[str, Any]) -> tuple[ClusterState, object]:
-        from kreassign.checker.oracle.adapters import decode_response
+        from kreassign.checker.implementations.adapters import decode_response
         from kreassign.spec.codec import DecodeError, state_from_json
 
         try:
