@@ -34,10 +34,12 @@ from typing import Any
 
 from kreassign.checker.check.minimize import bounds_json, minimize
 from kreassign.checker.explore import liveness
-from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph, explore
+from kreassign.checker.check.search import Search, as_search
+from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.config.bounds import Bounds, ConfigError
-from kreassign.checker.packed.compositional import compositional_explorer
+from kreassign.checker.packed.bfs import PackedResult
+from kreassign.checker.packed.compositional import CompositionalResult, compositional_explorer
 from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.packed.reassignment import packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
@@ -237,14 +239,14 @@ def _classify_fair(graph: StateGraph, prop: Property, found: tuple[Finding, ...]
 
 def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress=None,
                        only: str | None = None, findings: bool = True,
-                       explorer: Callable[..., ExploreResult] = explore,
+                       explorer: Search | Callable[..., ExploreResult] | None = None,
                        compose: bool | None = None,
                        engine_options: EngineOptions = DEFAULT_ENGINE) -> tuple[ExploreResult, dict[str, Classified]]:
     """Explore once and classify every violation of every property (or of `only`, stopping at its
     first unexpected violation when it is a safety property).
 
-    `explorer` is the engine: `explore` (embedded) or another with the same signature and result
-    (the Spark engine); liveness and the classification of stuck states run on the graph it returns.
+    `explorer` is the engine (check/search.py): None or `Search()` the embedded one, `Search(engine=f)` or a
+    bare search function `f` another with the same signature and result (the Spark engine); liveness and the classification of stuck states run on the graph it returns.
     `engine_options` (config/engine_options.py, `check`'s engine flags): the packed path or not (`fast`),
     and what the packed engine is given (workers, kernel, subsumption); `compose` (default:
     `engine_options.compositional`) checks each partition apart (packed/compositional.py).
@@ -257,29 +259,27 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
     # stopping at the first violation is only right when that violation is the one wanted
     stop = only is not None and all(p.kind != EVENTUALLY and SEP not in p.name for p in engine_props)
     # the embedded engine runs on the packed path when the model splits per partition (packed/reassignment.py)
-    fast = engine_options.fast and getattr(explorer, "explorer", explorer) is explore and packable(model, engine_props)
+    search = as_search(explorer)
+    fast = search.embedded and engine_options.fast and packable(model, engine_props)
     compose = engine_options.compositional if compose is None else compose
     if compose and not fast:
         raise ConfigError("--compositional: needs the packed path (profile kraft, kraft-3.7 or kip455 with none of "
                           "the issue-14 capability bounds, the embedded engine, no --no-fast)")
-    fast_engine = partial(compositional_explorer if compose else packed_explorer, engine_options=engine_options)
-    patched = model.__dict__.get("properties")
-    model.properties = lambda: engine_props  # type: ignore[method-assign]
-    try:
-        if fast and explorer is not explore:  # the CLI's recorder around explore: its options, the packed engine
-            explorer.explorer = fast_engine
-            try:
-                result = explorer(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
-            finally:
-                explorer.explorer = explore
-        else:
-            engine = fast_engine if fast else explorer
-            result = engine(model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
-    finally:
-        if patched is None:
-            del model.properties  # back to the class's method
-        else:
-            model.properties = patched  # type: ignore[method-assign]
+    engine = partial(compositional_explorer if compose else packed_explorer, engine_options=engine_options) if fast \
+        else None
+    if search.embedded:  # the engines read `engine_properties` (explore/protocol.py)
+        result = search.run(engine, model.checking(engine_props), keep_graph=keep_graph, progress=progress,
+                            stop_on_violation=stop)
+    else:  # Spark ships the model to its executors with its properties: patched on it for the run
+        patched = model.__dict__.get("properties")
+        model.properties = lambda: engine_props  # type: ignore[method-assign]
+        try:
+            result = search.run(engine, model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
+        finally:
+            if patched is None:
+                del model.properties  # back to the class's method
+            else:
+                model.properties = patched  # type: ignore[method-assign]
     out: dict[str, Classified] = {}
     for p in props:
         declared = findings_for(profile, p.name, release)
@@ -291,7 +291,7 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
                 v = result.violations.get(p.name + SEP + f.name)
                 if v is not None:
                     c.findings[f.name] = (v.path, None)
-        elif p.kind == EVENTUALLY and keep_graph and hasattr(result, "classify_stuck") and result.complete:
+        elif p.kind == EVENTUALLY and keep_graph and result.classify_stuck is not None and result.complete:
             c = out[p.name] = Classified()
             c.unexpected, c.findings = result.classify_stuck(p, declared, findings)
         elif p.kind == EVENTUALLY and keep_graph and result.graph is not None and result.complete:
@@ -300,7 +300,7 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
 
 
 def find_violations(model: Model, *, keep_graph: bool, progress=None, stop_on: str | None = None,
-                    explorer: Callable[..., ExploreResult] = explore,
+                    explorer: Search | Callable[..., ExploreResult] | None = None,
                     engine_options: EngineOptions = DEFAULT_ENGINE) -> tuple[ExploreResult, dict[str, Found]]:
     """Explore and collect {property: (path, loop_start)}: the first violation of each property,
     unclassified (no findings), for callers that judge violations themselves."""
@@ -313,8 +313,8 @@ def _memory(result: Any) -> dict[str, Any] | None:
     """What the packed path (and each compositional projection) held: bytes per stored state (visited
     set, parents, actions, goal bits), the liveness edges and the tabulated table; and how many answers
     each of the reference, the scalar and the vector kraft kernel gave."""
-    runs = [p.result for p in getattr(result, "projections", ())] or [result]
-    if not all(hasattr(r, "bytes_per_state") and hasattr(r, "packed") for r in runs):
+    runs = [p.result for p in result.projections] if isinstance(result, CompositionalResult) else [result]
+    if not all(isinstance(r, PackedResult) and r.packed is not None for r in runs):
         return None
     answers: dict[str, int] = {}
     for r in runs:
@@ -387,7 +387,7 @@ def check_model(
     minimize_counterexamples: bool = True,
     progress=None,
     symmetry: bool = False,
-    explorer: Callable[..., ExploreResult] = explore,
+    explorer: Search | Callable[..., ExploreResult] | None = None,
     engine: str = "embedded",
     engine_options: EngineOptions = DEFAULT_ENGINE,
 ) -> CheckResult:
@@ -411,7 +411,7 @@ def check_model(
     result, classified = explore_classified(model, profile, keep_graph=liveness_check, progress=progress,
                                             explorer=explorer, engine_options=engine_options)
     check = CheckResult(profile, engine, model.describe(), result.states, result.transitions, result.depth,
-                        0.0, result.complete, reduction=getattr(result, "reduction", None),
+                        0.0, result.complete, reduction=result.reduction,
                         memory=_memory(result))
     for prop in model.properties():
         if prop.kind == SOMETIMES:

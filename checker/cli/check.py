@@ -28,6 +28,7 @@ from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summ
 from kreassign.checker.explore.bfs import Interrupted
 
 from kreassign.checker.check.run import FINDING_MISSING, HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
+from kreassign.checker.check.search import Search
 from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
 from kreassign.checker.config.engine_options import EngineOptions
 from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
@@ -117,28 +118,11 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
     return plan
 
 
-class _Recorder:
-    """Wraps the explorer: passes the run limits on and remembers the last search's result, so that
-    an interrupt (or a stop) can say how far that search got."""
-
-    def __init__(self, explorer, options: dict[str, Any]):
-        self.explorer, self.options = explorer, options
-        self.last = None
-        self.reporter: ProgressReporter | None = None  # the current profile's, set by _check_one
-
-    def __call__(self, model, **kw):
-        self.last = None
-        self.last = self.explorer(model, **self.options, **kw)
-        return self.last
-
-
-def _explorer(args: argparse.Namespace, limits: RunLimits) -> _Recorder:
-    """The engine: the embedded BFS, or Spark (checker/spark/engine.py) with the run's options."""
+def _explorer(args: argparse.Namespace, limits: RunLimits) -> Search:
+    """The engine (checker/check/search.py): the embedded one, or Spark (checker/spark/) with the run's options."""
     options = limits.engine_options()
     if args.engine != "spark":
-        from kreassign.checker.explore.bfs import explore
-
-        return _Recorder(explore, options)
+        return Search(limits=options)
     if "watch" in options:
         raise UsageError("--max-memory: applies to the embedded engine only (Spark executors have their own limits)")
     try:
@@ -146,8 +130,8 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> _Recorder:
     except ModuleNotFoundError as e:
         raise InfraError(f"--engine spark: cannot import {e.name} (pip install 'kreassign[spark]')") from None
     try:
-        return _Recorder(spark_explorer(master=args.master, checkpoint_dir=args.checkpoint, resume_dir=args.resume,
-                                        conf=spark_conf(args.conf), timeout=args.spark_timeout), options)
+        return Search(engine=spark_explorer(master=args.master, checkpoint_dir=args.checkpoint, resume_dir=args.resume,
+                                            conf=spark_conf(args.conf), timeout=args.spark_timeout), limits=options)
     except ValueError as e:
         raise UsageError(f"--resume/--checkpoint: {e}") from None
 
@@ -161,7 +145,9 @@ def _factory(kind: str, args: argparse.Namespace):
     if args.impl:
         from kreassign.checker.oracle.differential import differential_factory
 
-        return differential_factory(args.impl)
+        from kreassign.checker.oracle.kafka_flags import impl_timeout
+
+        return differential_factory(args.impl, impl_timeout(args))
     return lambda p, b: build_model(kind, p, b)
 
 
@@ -250,7 +236,7 @@ def _limits(args: argparse.Namespace) -> RunLimits:
     return RunLimits(args.max_states, memory)
 
 
-def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: _Recorder,
+def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Search,
                options: EngineOptions) -> CheckResult:
     """One profile, with its failures mapped onto the exit-code contract."""
     reporter = explorer.reporter = ProgressReporter(profile, interval=args.progress_interval)
@@ -345,7 +331,7 @@ def _run(args: argparse.Namespace) -> int:
     for profile, bounds in plan:
         try:
             results.append(_check_one(profile, bounds, args, explorer, options))
-            results[-1].spark = (getattr(explorer.explorer, "runs", None) or [None])[-1]  # where Spark ran it
+            results[-1].spark = (getattr(explorer.engine, "runs", None) or [None])[-1]  # where Spark ran it
         except KeyboardInterrupt as e:
             if isinstance(e, Interrupted):
                 interrupted = _interrupted_report(profile, e.partial, "while exploring", explorer.reporter)

@@ -172,7 +172,9 @@ def _run(args: argparse.Namespace) -> int:
 
                 factory = kafka_factory(spec, controller_actions(args))
             else:
-                factory = differential_factory(spec)
+                from kreassign.checker.oracle.kafka_flags import impl_timeout
+
+                factory = differential_factory(spec, impl_timeout(args))
             model = factory(args.profile, bounds)  # an ImplementationError carries its exit code (2 spec, 3 crash)
         else:
             model = build_model(kind, args.profile, bounds)

@@ -42,7 +42,9 @@ def _replay(args: argparse.Namespace, trace):
             from kreassign.checker.oracle.kafka_lockstep import replay_against_kafka
 
             return replay_against_kafka(trace, spec)
-        return replay_against_impl(trace, spec)
+        from kreassign.checker.oracle.kafka_flags import impl_timeout
+
+        return replay_against_impl(trace, spec, impl_timeout(args))
     except ReplayImplementationError as e:  # the implementation broke during the replay: infrastructure
         if getattr(e.__context__, "exit_code", None) == 2:  # ... unless --impl names nothing loadable
             raise UsageError(f"--impl: {e}") from None

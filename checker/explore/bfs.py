@@ -43,7 +43,7 @@ from itertools import compress, count, islice
 from operator import not_
 from typing import Any
 
-from kreassign.checker.explore.protocol import Model
+from kreassign.checker.explore.protocol import Model, checked_properties
 from kreassign.spec.properties import ALWAYS, SOMETIMES, TRANSITION, Property
 
 try:
@@ -100,6 +100,15 @@ class ExploreResult:
     per_action_edges: dict[str, int] = field(default_factory=dict)  # action kind -> edges
     graph: StateGraph | None = None
     stopped: str | None = None  # why a run limit ended the search early: "max-states", "max-memory: ..."
+    # an engine that keeps no object graph classifies stuck states itself (the packed path, Spark):
+    # classify_stuck(prop, findings, want_findings) -> (unexpected, findings), as liveness.classify_stuck
+    classify_stuck: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    release_liveness: Callable[[], None] | None = field(default=None, repr=False, compare=False)  # frees its tables
+
+    @property
+    def reduction(self) -> dict[str, Any] | None:
+        """How the state space was reduced (None: it was not; compositional mode says how)."""
+        return None
 
 
 class Interrupted(KeyboardInterrupt):
@@ -129,7 +138,7 @@ def explore(
     CHECK_DEADLOCK; states outside `model.within_boundary` are not expanded and are no
     deadlock. `stop_on_violation` ends the search at the first violation (or deadlock).
     """
-    properties = list(model.properties())
+    properties = list(checked_properties(model))
     edge_properties = [p for p in properties if p.kind == TRANSITION]
     store_type = _ArrayStore if _has_array_kernel(model) else _ObjectStore
     store = store_type(model, keep_graph, edge_properties)
@@ -407,7 +416,7 @@ class _ObjectStore(_StoreBase):
         return StateGraph(self.states, self.index, self.out, self.out_actions)
 
 
-class _Column:
+class Column:
     """A growable 1-D numpy array (amortised O(1) append of a block)."""
 
     def __init__(self, dtype: Any):
@@ -427,7 +436,7 @@ class _Column:
         return self.data[lo:hi]
 
 
-def _first_occurrences(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def first_occurrences(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values, sorted, and the index of the first occurrence of each.
 
     Like `np.unique(values, return_index=True)`, but built on the unstable (SIMD) argsort,
@@ -448,9 +457,9 @@ class _ArrayStore(_StoreBase):
 
     def __init__(self, model: Any, keep_graph: bool, edge_properties: list[Property]):
         super().__init__(model, keep_graph, edge_properties)
-        self.states = _Column(np.int64)
-        self.parents = _Column(np.int64)
-        self.action_ids = _Column(np.int32)  # -1 for initial states
+        self.states = Column(np.int64)
+        self.parents = Column(np.int64)
+        self.action_ids = Column(np.int32)  # -1 for initial states
         self.seen = np.empty(0, dtype=np.int64)  # every stored state, sorted
         self.seen_index = np.empty(0, dtype=np.int64)  # graph: the index of each `seen` entry
         self.id_counts: dict[int, int] = {}
@@ -532,7 +541,7 @@ class _ArrayStore(_StoreBase):
     def _store_successors(self, origin: np.ndarray, ids: np.ndarray, nexts: np.ndarray,
                           keep_new: bool, limit: int | None) -> None:
         """Store the successors not seen yet, each with the first edge that generated it."""
-        values, first = _first_occurrences(nexts)
+        values, first = first_occurrences(nexts)
         known, at = self._known(values)
         new, first, at = values[~known], first[~known], at[~known]
         if not len(new):

@@ -13,6 +13,7 @@ States must be hashable and compare by value. A model that wants speed may overr
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -42,6 +43,16 @@ class Model(Generic[S, A]):
 
     def properties(self) -> Sequence[Property]:
         return ()
+
+    #: the properties an engine checks where they differ from `properties()`: `kreassign check` hands the
+    #: engines each property split by its findings (checker/check/run.py); set on a copy, by `checking`
+    engine_properties: tuple[Property, ...] | None = None
+
+    def checking(self, properties: Iterable[Property]) -> Model[S, A]:
+        """This model (a shallow copy; the original is untouched) with `properties` for the engines to check."""
+        twin = copy.copy(self)
+        twin.engine_properties = tuple(properties)
+        return twin
 
     # -- optional ----------------------------------------------------------------
     def within_boundary(self, state: S) -> bool:
@@ -78,3 +89,9 @@ class Model(Generic[S, A]):
     def describe(self) -> dict[str, Any]:
         """The bounds / parameters of this model, for reports and trace files."""
         return {}
+
+
+def checked_properties(model: Any) -> Sequence[Property]:
+    """What an engine checks of `model`: its `engine_properties` when set (`Model.checking`), else its own."""
+    chosen = getattr(model, "engine_properties", None)
+    return chosen if chosen is not None else model.properties()

@@ -136,6 +136,9 @@ def machine_for(
     class ReassignmentMachine(RuleBasedStateMachine):
         """Random walks over the model; every always/transition property checked at every step."""
 
+        recorder: FuzzRecorder = rec  # shared by every run of this class
+        checked: tuple[str, ...] = tuple(p.name for p in props + sometimes)  # the properties it checks
+
         def __init__(self) -> None:
             super().__init__()
             rec.runs += 1
@@ -187,9 +190,6 @@ def machine_for(
                     violated(self, prop)
 
     ReassignmentMachine.__name__ = ReassignmentMachine.__qualname__ = name or "ReassignmentMachine"
-    ReassignmentMachine.recorder = rec  # type: ignore[attr-defined]
-    ReassignmentMachine.model = model  # type: ignore[attr-defined]
-    ReassignmentMachine.checked = tuple(p.name for p in props + sometimes)  # type: ignore[attr-defined]
     return ReassignmentMachine
 
 
@@ -311,7 +311,7 @@ def run_fuzz(
     profile = desc.get("profile", getattr(model, "name", "model"))
     outcomes: dict[str, PropertyOutcome] = {}
     paths: dict[str, Path] = {}
-    checked = set(machine.checked)  # type: ignore[attr-defined]
+    checked = set(machine.checked)
     for prop in props:
         if prop.kind == EVENTUALLY or prop.name not in checked:
             outcomes[prop.name] = PropertyOutcome(NOT_CHECKED, prop.kind)

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import IO, Any, Protocol, Self, runtime_checkable
 
 from kreassign.spec import messages as M
 from kreassign.spec.codec import (
@@ -199,6 +199,13 @@ def _reap(proc: subprocess.Popen) -> None:
             pass
 
 
+def _pipe(stream: IO[str] | None) -> IO[str]:
+    """A child's pipe: always there, since every SubprocessImplementation child is started with three."""
+    if stream is None:
+        raise ValueError("the implementation's pipe is closed")
+    return stream
+
+
 class SubprocessImplementation:
     """An implementation in another process: JSON lines over its stdin/stdout (docs/adapters.md).
 
@@ -249,7 +256,7 @@ class SubprocessImplementation:
 
     def _pump_stdout(self, proc: subprocess.Popen) -> None:
         try:
-            for line in proc.stdout:  # type: ignore[union-attr]
+            for line in _pipe(proc.stdout):
                 self._lines.put(line)
         except (OSError, ValueError):
             pass
@@ -257,7 +264,7 @@ class SubprocessImplementation:
 
     def _pump_stderr(self, proc: subprocess.Popen) -> None:
         try:
-            for line in proc.stderr:  # type: ignore[union-attr]
+            for line in _pipe(proc.stderr):
                 self._stderr.append(line)
         except (OSError, ValueError):
             pass
@@ -266,7 +273,7 @@ class SubprocessImplementation:
         text = "".join(self._stderr)
         return text[-STDERR_TAIL:]
 
-    def _fail(self, what: str) -> ImplementationError:
+    def fail(self, what: str) -> ImplementationError:
         """Mark the child broken (killing it) and build the error, quoting its stderr tail."""
         proc = self._proc
         if proc is not None and proc.poll() is None:
@@ -293,28 +300,29 @@ class SubprocessImplementation:
         op = message.get("op")
         line = json.dumps(message, separators=(",", ":"))
         try:
-            proc.stdin.write(line + "\n")  # type: ignore[union-attr]
-            proc.stdin.flush()  # type: ignore[union-attr]
+            stdin = _pipe(proc.stdin)
+            stdin.write(line + "\n")
+            stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             code = proc.poll()
-            raise self._fail(f"the implementation exited (code {code}) before the {op!r} request") from None
+            raise self.fail(f"the implementation exited (code {code}) before the {op!r} request") from None
         self.requests += 1
         try:
             reply = self._lines.get(timeout=self.timeout)
         except queue.Empty:
-            raise self._fail(f"no reply to the {op!r} request within {self.timeout:g} s (killed)") from None
+            raise self.fail(f"no reply to the {op!r} request within {self.timeout:g} s (killed)") from None
         if reply is None:
             try:
                 code = proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = None
-            raise self._fail(f"the implementation closed its stdout (exit code {code}) instead of answering {op!r}")
+            raise self.fail(f"the implementation closed its stdout (exit code {code}) instead of answering {op!r}")
         try:
             data = json.loads(reply)
         except json.JSONDecodeError as e:
-            raise self._fail(f"malformed reply to {op!r} (not JSON: {e.msg} at column {e.colno}): {reply.strip()[:200]!r}") from None
+            raise self.fail(f"malformed reply to {op!r} (not JSON: {e.msg} at column {e.colno}): {reply.strip()[:200]!r}") from None
         if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
-            raise self._fail(f"malformed reply to {op!r}: expected an object with a boolean \"ok\", got {reply.strip()[:200]!r}")
+            raise self.fail(f"malformed reply to {op!r}: expected an object with a boolean \"ok\", got {reply.strip()[:200]!r}")
         if not data["ok"]:
             err = data.get("error")
             if isinstance(err, dict):
@@ -329,15 +337,15 @@ class SubprocessImplementation:
     def apply(self, action: Any) -> tuple[ClusterState, object]:
         data = self.request({"op": "apply", "action": to_json(action)})
         if "state" not in data:
-            raise self._fail("malformed reply to 'apply': missing \"state\"")
+            raise self.fail("malformed reply to 'apply': missing \"state\"")
         try:
             state = state_from_json(data["state"])
         except DecodeError as e:
-            raise self._fail(f"malformed state in the reply to 'apply': state.{e}") from None
+            raise self.fail(f"malformed state in the reply to 'apply': state.{e}") from None
         try:
             response = decode_response(data.get("response"), action)
         except DecodeError as e:
-            raise self._fail(f"malformed response in the reply to 'apply': {e}") from None
+            raise self.fail(f"malformed response in the reply to 'apply': {e}") from None
         return state, response
 
     def close(self) -> None:
@@ -347,9 +355,10 @@ class SubprocessImplementation:
         self._proc = None
         if proc.poll() is None and self._broken is None:
             try:
-                proc.stdin.write(json.dumps({"op": "close"}) + "\n")  # type: ignore[union-attr]
-                proc.stdin.flush()  # type: ignore[union-attr]
-                proc.stdin.close()  # type: ignore[union-attr]
+                stdin = _pipe(proc.stdin)
+                stdin.write(json.dumps({"op": "close"}) + "\n")
+                stdin.flush()
+                stdin.close()
                 proc.wait(timeout=min(self.timeout, 5.0))
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
@@ -461,34 +470,21 @@ def _import_class(spec: str) -> Any:
     return cls
 
 
-#: environment variable overriding the per-reply timeout of exec: implementations (seconds)
-TIMEOUT_ENV = "KREASSIGN_IMPL_TIMEOUT"
+#: how long an exec: implementation may take to answer one request (seconds; `--impl-timeout`)
+DEFAULT_TIMEOUT = 10.0
 
 
-def default_timeout() -> float:
-    raw = os.environ.get(TIMEOUT_ENV)
-    if raw is None:
-        return 10.0
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImplementationSpecError(f"{TIMEOUT_ENV}: expected a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise ImplementationSpecError(f"{TIMEOUT_ENV}: must be positive, got {raw!r}")
-    return value
-
-
-def load_implementation(spec: str, *, timeout: float | None = None) -> Implementation:
+def load_implementation(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> Implementation:
     """Load an implementation from its spec: "exec:COMMAND", "module:Class", "path/to/file.py:Class"
     ("kafka" is resolved one layer up, by differential.load_any, since the Kafka adapter builds on this module).
 
     A class is instantiated with no arguments and must have reset, apply and close.
-    `timeout` (exec: only; default $KREASSIGN_IMPL_TIMEOUT or 10 s) bounds each reply.
+    `timeout` (exec: only; `--impl-timeout`, default 10 s) bounds each reply.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ImplementationSpecError("implementation: empty spec (expected 'module:Class' or 'exec:COMMAND')")
     if spec.startswith("exec:"):
-        return SubprocessImplementation(spec[len("exec:"):], timeout=default_timeout() if timeout is None else timeout)
+        return SubprocessImplementation(spec[len("exec:"):], timeout=timeout)
     cls = _import_class(spec)
     try:
         obj = cls()

@@ -240,8 +240,6 @@ class ReassignmentModel(Model[ModelState, Transition]):
             budget += (b.create_partitions,)
         return [ModelState(cluster, ghosts, budget)]
 
-    _budget_slot = staticmethod(budget_slot)
-
     def actions(self, state: ModelState) -> Sequence[Any]:
         out = []
         check_fetch = self.bounds.broker_replicas
@@ -287,10 +285,10 @@ class ReassignmentModel(Model[ModelState, Transition]):
         """Apply one action: the new model state and the labelled transition."""
         result = self.apply(state.cluster, action)
         budget = state.budget
-        slot = self._budget_slot(action)
+        slot = budget_slot(action)
         if slot is not None:
             budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1 :]
-        ghosts, endings = self._ghosts(state, action, result.state, result.response)
+        ghosts, endings = self.ghosts_after(state, action, result.state, result.response)
         added = result.state.partition_count() - len(ghosts)
         if added > 0:  # CreatePartitions: the new partitions start idle
             ghosts += (Ghost(),) * added
@@ -329,7 +327,9 @@ class ReassignmentModel(Model[ModelState, Transition]):
         return props
 
     # -- ghosts --------------------------------------------------------------------------------------
-    def _ghosts(self, state: ModelState, action: Any, after: ClusterState, response: Any):
+    def ghosts_after(self, state: ModelState, action: Any, after: ClusterState, response: Any):
+        """The ghosts after `action` (the admin's intent, spec/reassign_properties.Ghost) and the reassignments it
+        ended; the differential models and the oracle server ask it of an implementation's step too."""
         ghosts = list(state.ghosts)
         endings = []
         if len(state.ghosts) > after.partition_count():  # DeleteTopic: those partitions and their ghosts go

@@ -26,6 +26,7 @@ from kreassign.spec.reassign_properties import Ghost, ModelState
 from kreassign.spec.state import ClusterState
 
 from kreassign.checker.implementations.adapters import (
+    DEFAULT_TIMEOUT,
     Implementation,
     ImplementationError,
     ImplementationRefused,
@@ -35,7 +36,7 @@ from kreassign.checker.implementations.adapters import (
 from kreassign.checker.implementations import kafka as _kafka
 from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.registry import REASSIGNMENT, model_kind
-from kreassign.checker.models.reassign import ReassignmentModel, normalize_epochs
+from kreassign.checker.models.reassign import ReassignmentModel, budget_slot, normalize_epochs
 from kreassign.checker.traces.diff import field_diff, show_json as _show
 from kreassign.checker.traces.replay import ReplayResult
 from kreassign.checker.traces.format import Trace, TraceError
@@ -47,11 +48,12 @@ class ReplayImplementationError(TraceError, ImplementationError):
     """The implementation failed during a replay (both a TraceError for the CLI and an ImplementationError)."""
 
 
-def load_any(spec: str) -> Implementation:
-    """Any implementation spec, "kafka" / "kafka[...]" (Kafka's own KRaft controller, docs/kafka.md) included."""
+def load_any(spec: str, timeout: float = DEFAULT_TIMEOUT) -> Implementation:
+    """Any implementation spec, "kafka" / "kafka[...]" (Kafka's own KRaft controller, docs/kafka.md) included;
+    `timeout` bounds each reply of an implementation in another process (`--impl-timeout`)."""
     if _kafka.is_kafka_spec(spec):
-        return _kafka.load(spec)
-    return load_implementation(spec)
+        return _kafka.load(spec, timeout=timeout)
+    return load_implementation(spec, timeout=timeout)
 
 
 def compare_step(ref_state: ClusterState, ref_response: Any, impl_state: ClusterState, impl_response: Any) -> list[str]:
@@ -128,10 +130,10 @@ class DifferentialModel(ReassignmentModel):
         else:
             mismatch = tuple(compare_step(ref_state, ref_response, impl_state, impl_response))
         budget = state.budget
-        slot = self._budget_slot(action)
+        slot = budget_slot(action)
         if slot is not None:
             budget = budget[:slot] + (budget[slot] - 1,) + budget[slot + 1:]
-        ghosts, endings = self._ghosts(state, action, impl_state, impl_response)
+        ghosts, endings = self.ghosts_after(state, action, impl_state, impl_response)
         added = len(list(impl_state.partitions())) - len(ghosts)
         if added > 0:  # CreatePartitions: the new partitions start idle (as in ReassignmentModel.step)
             ghosts += (Ghost(),) * added
@@ -181,38 +183,43 @@ def mismatch_json(spec: str, label: DiffTransition) -> dict[str, Any]:
     }
 
 
-def differential_factory(spec: str):
+class ImplementationFactory:
     """`factory(profile, bounds) -> Model` for check_model: every model shares one loaded implementation.
 
     The implementation is loaded on the first call (so a bad spec fails with a clear
-    ImplementationError) and reused, since every step resets it to the state it starts from.
+    ImplementationError) and reused, since every step resets it to the state it starts from;
+    `close()` stops it.
     """
-    holder: dict[str, Implementation] = {}
 
-    def factory(profile: str, bounds: Any) -> DifferentialModel:
+    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT):
+        self.spec, self.timeout = spec, timeout
+        self.impl: Implementation | None = None
+
+    def __call__(self, profile: str, bounds: Any) -> DifferentialModel:
         if model_kind(profile) != REASSIGNMENT:
             raise ValueError(f"--impl checks reassignment profiles only; {profile!r} is a quota model "
                              "(pass --profile kraft, or another reassignment profile)")
-        if "impl" not in holder:
-            holder["impl"] = load_any(spec)
+        if self.impl is None:
+            self.impl = load_any(self.spec, self.timeout)
         if bounds is not None and not isinstance(bounds, Bounds):
             bounds = bounds_from_mapping(dict(bounds))
-        return DifferentialModel(profile, bounds, holder["impl"], spec)
+        return DifferentialModel(profile, bounds, self.impl, self.spec)
 
-    def close() -> None:
-        impl = holder.pop("impl", None)
+    def close(self) -> None:
+        impl, self.impl = self.impl, None
         if impl is not None:
             impl.close()
 
-    factory.close = close  # type: ignore[attr-defined]
-    factory.spec = spec  # type: ignore[attr-defined]
-    return factory
+
+def differential_factory(spec: str, timeout: float = DEFAULT_TIMEOUT) -> ImplementationFactory:
+    """The models of `kreassign check --impl SPEC` (see ImplementationFactory)."""
+    return ImplementationFactory(spec, timeout)
 
 
 # -- replay ----------------------------------------------------------------------------------------------
 
 
-def replay_against_impl(trace: Trace, spec: str | Implementation) -> ReplayResult:
+def replay_against_impl(trace: Trace, spec: str | Implementation, timeout: float = DEFAULT_TIMEOUT) -> ReplayResult:
     """Re-execute a trace against an implementation, comparing each step with the reference and the trace.
 
     A mismatch trace (property `implementation_matches_reference`, or kind "mismatch")
@@ -229,7 +236,7 @@ def replay_against_impl(trace: Trace, spec: str | Implementation) -> ReplayResul
     except ValueError as e:
         raise TraceError(f"bounds: {e}") from None
     try:
-        impl = load_any(spec) if isinstance(spec, str) else spec
+        impl = load_any(spec, timeout) if isinstance(spec, str) else spec
     except ImplementationError as e:
         raise ReplayImplementationError(str(e)) from None
     name = spec if isinstance(spec, str) else type(spec).__name__
@@ -238,7 +245,7 @@ def replay_against_impl(trace: Trace, spec: str | Implementation) -> ReplayResul
     except ValueError as e:
         raise TraceError(f"profile: {e}") from None
     try:
-        return _replay(model, trace)
+        return replay_differential(model, trace)
     except ImplementationError as e:  # the implementation broke (died, hung, spoke garbage)
         raise ReplayImplementationError(str(e)) from None
     finally:
@@ -246,8 +253,8 @@ def replay_against_impl(trace: Trace, spec: str | Implementation) -> ReplayResul
             impl.close()
 
 
-def _replay(model: DifferentialModel, trace: Trace) -> ReplayResult:
-    from kreassign.checker.traces.replay import _no_goal_reachable
+def replay_differential(model: DifferentialModel, trace: Trace) -> ReplayResult:
+    from kreassign.checker.traces.replay import no_goal_reachable
 
     try:
         state = model.state_from_json(trace.initial)
@@ -297,7 +304,7 @@ def _replay(model: DifferentialModel, trace: Trace) -> ReplayResult:
     elif prop.kind == TRANSITION:
         ok = n > 0 and not prop.predicate(states[-2], labels[-1], states[-1])
     elif prop.kind == EVENTUALLY:
-        ok = _no_goal_reachable(model, prop, states[trace.loop_start if trace.loop_start is not None else -1])
+        ok = no_goal_reachable(model, prop, states[trace.loop_start if trace.loop_start is not None else -1])
     elif prop.kind == SOMETIMES:
         ok = prop.predicate(states[-1])
     else:
@@ -312,6 +319,7 @@ __all__ = [
     "DifferentialModel",
     "ReplayImplementationError",
     "compare_step",
+    "ImplementationFactory",
     "differential_factory",
     "field_diff",
     "replay_against_impl",

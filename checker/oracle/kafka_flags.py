@@ -18,6 +18,7 @@ from kreassign.errors import UsageError
 
 from kreassign.spec import kafka_releases
 
+from kreassign.checker.implementations.adapters import DEFAULT_TIMEOUT
 from kreassign.checker.implementations.kafka import check_metadata_version, is_kafka_spec, make_spec, parse_spec, releases
 
 
@@ -32,7 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metadata-version", metavar="V",
                         help="the kraft profile's metadata.version, e.g. 3.5-IV2 (default: the release's latest "
                         "production level)")
+    parser.add_argument("--impl-timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
+                        help=f"with --impl: how long an implementation in another process (exec:, kafka) may take "
+                        f"to answer one request (default {DEFAULT_TIMEOUT:g})")
     # --kraft-actions is a bound flag (checker/config/bound_flags.py): the bounds carry the actions
+
+
+def impl_timeout(args: argparse.Namespace) -> float:
+    """--impl-timeout, checked: a positive number of seconds."""
+    value = getattr(args, "impl_timeout", DEFAULT_TIMEOUT)
+    if not value > 0:
+        raise UsageError(f"--impl-timeout: must be a positive number of seconds, got {value:g}")
+    return value
 
 
 def controller_actions(args: argparse.Namespace) -> tuple[str, ...]:
@@ -120,4 +132,4 @@ def check_factory(args: argparse.Namespace, kind: str):
     return factory
 
 
-__all__ = ["add_arguments", "check_factory", "impl_spec", "kafka_version", "metadata_version", "release_label"]
+__all__ = ["add_arguments", "check_factory", "impl_spec", "impl_timeout", "kafka_version", "metadata_version", "release_label"]

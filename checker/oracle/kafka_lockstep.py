@@ -98,40 +98,45 @@ class KafkaLockstepModel(DifferentialModel):
         return out
 
 
-def kafka_factory(spec: str = "kafka", controller_actions: tuple[str, ...] = (), impl: KafkaImplementation | None = None):
-    """`factory(profile, bounds) -> Model` for check_model; one JVM for every model of the run
-    (`impl`: an already running one, which close() then leaves running)."""
-    options = parse_spec(spec)
-    holder: dict[str, KafkaImplementation] = {}
-    shared = impl
-    stats = LockstepStats()
+class KafkaFactory:
+    """`factory(profile, bounds) -> Model` for check_model; one JVM for every model of the run (`impl`: an
+    already running one, which close() then leaves running); `stats` counts the lockstep's steps."""
 
-    def factory(profile: str, bounds: Any) -> KafkaLockstepModel:
+    def __init__(self, spec: str = "kafka", controller_actions: tuple[str, ...] = (),
+                 impl: KafkaImplementation | None = None):
+        self.spec, self.controller_actions = spec, tuple(controller_actions)
+        self.options = parse_spec(spec)
+        self.shared, self.impl = impl, impl
+        self.stats = LockstepStats()
+
+    def __call__(self, profile: str, bounds: Any) -> KafkaLockstepModel:
         if model_kind(profile) != REASSIGNMENT or profile != "kraft":
             raise ValueError(f"--impl kafka checks the kraft profile (a Kafka release's KRaft controller), not {profile!r}")
-        if "impl" not in holder:
-            holder["impl"] = shared if shared is not None else KafkaImplementation(options)
+        if self.impl is None:
+            self.impl = KafkaImplementation(self.options)
         if bounds is not None and not isinstance(bounds, Bounds):
             bounds = bounds_from_mapping(dict(bounds))
-        if controller_actions:  # in the bounds, so that traces and findings name them
-            bounds = replace(bounds or Bounds(), kraft_actions=tuple(controller_actions) + (bounds or Bounds()).kraft_actions)
-        return KafkaLockstepModel(bounds, holder["impl"], holder["impl"].spec, stats, controller_actions)
+        if self.controller_actions:  # in the bounds, so that traces and findings name them
+            bounds = replace(bounds or Bounds(),
+                             kraft_actions=self.controller_actions + (bounds or Bounds()).kraft_actions)
+        return KafkaLockstepModel(bounds, self.impl, self.impl.spec, self.stats, self.controller_actions)
 
-    def close() -> None:
-        impl = holder.pop("impl", None)
-        if impl is not None and impl is not shared:
+    def close(self) -> None:
+        impl, self.impl = self.impl, self.shared
+        if impl is not None and impl is not self.shared:
             impl.close()
 
-    factory.close = close  # type: ignore[attr-defined]
-    factory.spec = spec  # type: ignore[attr-defined]
-    factory.stats = stats  # type: ignore[attr-defined]
-    return factory
+
+def kafka_factory(spec: str = "kafka", controller_actions: tuple[str, ...] = (),
+                  impl: KafkaImplementation | None = None) -> KafkaFactory:
+    """The models of `kreassign check --impl kafka` (see KafkaFactory)."""
+    return KafkaFactory(spec, controller_actions, impl)
 
 
 def replay_against_kafka(trace: Any, spec: str = "kafka", impl: KafkaImplementation | None = None):
     """`replay_against_impl` for Kafka: the reference at Kafka's metadata.version, declared differences allowed."""
     from kreassign.checker.implementations.adapters import ImplementationError
-    from kreassign.checker.oracle.differential import ReplayImplementationError, _replay
+    from kreassign.checker.oracle.differential import ReplayImplementationError, replay_differential
     from kreassign.checker.traces.format import TraceError
 
     if trace.model != REASSIGNMENT or trace.profile != "kraft":
@@ -151,7 +156,7 @@ def replay_against_kafka(trace: Any, spec: str = "kafka", impl: KafkaImplementat
     except ImplementationError as e:
         raise ReplayImplementationError(str(e)) from e
     try:
-        return _replay(KafkaLockstepModel(bounds, impl, impl.spec, LockstepStats()), trace)
+        return replay_differential(KafkaLockstepModel(bounds, impl, impl.spec, LockstepStats()), trace)
     except ImplementationError as e:
         raise ReplayImplementationError(str(e)) from None
     finally:

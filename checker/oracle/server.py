@@ -733,7 +733,7 @@ def violated_properties(profile: Profile, state: ClusterState, action: Any, afte
 
     model = ReassignmentModel(profile, capability_bounds(profile, state, action))
     prev = ModelState(state, ghosts, (0, 0, 0, 0))
-    new_ghosts, endings = model._ghosts(prev, action, after, response)
+    new_ghosts, endings = model.ghosts_after(prev, action, after, response)
     new_ghosts += (Ghost(),) * (sum(1 for _ in after.partitions()) - len(new_ghosts))  # created partitions
     nxt = ModelState(after, new_ghosts, (0, 0, 0, 0))
     label = Transition(action, response, endings, after)

@@ -1,7 +1,7 @@
 """The packed engine: breadth-first search over int64 states with every property decided in numpy.
 
-It explores a *packed model*: a model whose states are non-negative int64 values and that
-answers, for a whole chunk of states at once,
+It explores a *packed model* (the `PackedModel` protocol, checker/packed/protocol.py): a model
+whose states are non-negative int64 values and that answers, for a whole chunk of states at once,
 
 - `successor_arrays(states) -> (position, action id, next state, ok bits)`, where bit k of
   `ok` says whether the k-th transition property (`edge_props`) holds on that edge;
@@ -30,15 +30,17 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+
 from kreassign.checker.explore.bfs import (
     INTERRUPTED,
     ExploreResult,
     Interrupted,
     Path,
     Violation,
-    _Column,
-    _first_occurrences,
+    Column,
+    first_occurrences,
 )
+from kreassign.checker.packed.protocol import PackedModel
 
 
 @dataclass
@@ -54,10 +56,11 @@ class PackedResult(ExploreResult):
     reference_calls: int = 0
     all_states: Any = None  # () -> every stored packed value, in BFS order (checker/packed/compositional.py)
     env_edges: Any = None  # () -> (source, target, action id) of the kept environment edges (liveness only)
+    packed: Any = None  # the PackedReassignment whose tables it ran on (memory figures; compositional mode)
 
 
 class _Run:
-    def __init__(self, model: Any, liveness: bool, max_states: int | None, progress: Any,
+    def __init__(self, model: PackedModel, liveness: bool, max_states: int | None, progress: Any,
                  stop_on_violation: bool, watch: Any, chunk: int, subsume: bool = False):
         self.m = model
         self.liveness = liveness and bool(model.goals)
@@ -65,10 +68,10 @@ class _Run:
         self.subsume = subsume and not self.liveness
         self.max_states, self.progress, self.stop = max_states, progress, stop_on_violation
         self.watch, self.chunk, self.stopped = watch, chunk, None
-        self.states = _Column(np.int64)
-        self.parents = _Column(np.int32)
-        self.action_ids = _Column(np.int32)
-        self.goal_bits = _Column(np.int8)
+        self.states = Column(np.int64)
+        self.parents = Column(np.int32)
+        self.action_ids = Column(np.int32)
+        self.goal_bits = Column(np.int8)
         self.seen = np.empty(0, dtype=np.int64)
         self.seen_index = np.empty(0, dtype=np.int32)
         self.edges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -138,7 +141,7 @@ class _Run:
                 k = bad[0]
                 self.edge_found[bit] = (int(origin[k]), int(ids[k]), int(nxt[k]))
                 self.pending_edge.remove(bit)
-        values, first = _first_occurrences(nxt)
+        values, first = first_occurrences(nxt)
         at = np.searchsorted(self.seen, values)
         inside = at < len(self.seen)
         known = np.zeros(len(values), dtype=bool)
@@ -315,7 +318,7 @@ def reverse_reach(n: int, src: np.ndarray, dst: np.ndarray, start: np.ndarray) -
     return can
 
 
-def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None = None, progress: Any = None,
+def explore_packed(model: PackedModel, *, liveness: bool = True, max_states: int | None = None, progress: Any = None,
                    stop_on_violation: bool = False, watch: Any = None, chunk: int = 1 << 16,
                    subsume: bool = False) -> PackedResult:
     """Exhaustive BFS of a packed model; every property decided, liveness on the environment edges.
@@ -367,7 +370,7 @@ def explore_packed(model: Any, *, liveness: bool = True, max_states: int | None 
         complete=complete, violations=violations, stopped=run.stopped or ("max-states" if run.truncated else None),
         examples={model.sometimes[bit].name: run.path(i) for bit, i in run.some_found.items()},
         per_action_edges=kinds, stuck=stuck, lasso_of=run.lasso, state_of=lambda i: int(run.states.data[i]), bytes_per_state=float(per_state), edge_bytes=edge_bytes,
-        table_rows=getattr(model, "table_rows", 0), reference_calls=getattr(model, "reference_calls", 0),
+        table_rows=model.table_rows, reference_calls=model.reference_calls,
         all_states=lambda: run.states.data[: run.count], env_edges=run._graph,
     )
 

@@ -49,6 +49,7 @@ import networkx as nx
 import numpy as np
 from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, explore
 from kreassign.checker.explore.liveness import environment_edge
+from kreassign.checker.explore.protocol import checked_properties
 from kreassign.checker.packed.bfs import reverse_reach
 from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.packed.reassignment import SEP, PackedReassignment, packable, packed_explorer
@@ -107,8 +108,7 @@ def projections_of(model: ReassignmentModel) -> list[Projection]:
         if (start.cluster.topics[0].partitions[0], start.ghosts[0], start.cluster.brokers) != (
                 part, ghost, init.cluster.brokers):
             raise CompositionError(f"partition {members[0]} does not start as a one-partition cluster would")
-        proj.properties = model.properties  # type: ignore[method-assign]  # the engine's (split) properties
-        out.append(Projection(tuple(members), proj))
+        out.append(Projection(tuple(members), proj.checking(checked_properties(model))))  # the engine's (split) ones
     return out
 
 
@@ -276,7 +276,7 @@ def compositional_explorer(model: ReassignmentModel, *, keep_graph: bool = False
     """An `explorer` for check/run.py (bfs.explore's signature): one packed search per projection,
     the exactness conditions checked, every path lifted back to the cluster. `engine_options` goes on to
     each projection's packed search (workers, kernel, subsumption)."""
-    props = list(model.properties())
+    props = list(checked_properties(model))
     if not packable(model, props):
         raise CompositionError(f"profile {model.profile_name} with these bounds is not partition-local "
                                "(compositional mode needs the packed path's conditions)")

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states
 from kreassign.checker.explore.liveness import environment_edge
+from kreassign.checker.explore.protocol import checked_properties
 from kreassign.checker.packed.bfs import PackedResult, explore_packed
 from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
@@ -103,7 +104,7 @@ def packable(model: Any, properties: Any = None) -> bool:
         return False
     if not _min_isr_partition_local(model):
         return False
-    for p in properties if properties is not None else model.properties():
+    for p in properties if properties is not None else checked_properties(model):
         base = _base(p)
         if base is None or base.kind != p.kind or p.extra.get("fairness") is not None:
             return False
@@ -144,7 +145,7 @@ class PackedReassignment:
     lets the kraft kernels answer where they apply (`check --no-kernel`: False)."""
 
     def __init__(self, model: ReassignmentModel, workers: int = 1, kernel: bool = True):
-        if not packable(model):  # reads model.properties(): the engine's (maybe split) properties
+        if not packable(model):  # reads the engine's (maybe split) properties
             raise NotPackable(f"profile {model.profile_name} keeps controller-wide state; no packed encoding")
         self.inner = model
         self.name = model.name
@@ -159,7 +160,7 @@ class PackedReassignment:
             replace(b, partitions=1, initial=(tuple(init.cluster.topics[0].partitions[0].replicas),),
                     reassigns=1, cancels=1, failures=1, failovers=1),
         )
-        self.props = list(model.properties())
+        self.props = list(checked_properties(model))
         self.always = [p for p in self.props if p.kind == ALWAYS]
         self.edge_props = [p for p in self.props if p.kind == TRANSITION]
         self.goals = [p for p in self.props if p.kind == EVENTUALLY]
@@ -841,9 +842,7 @@ def packed_explorer(model: ReassignmentModel, *, keep_graph: bool = False, progr
                                      lambda i: packed.unpack(result.state_of(i)), edges, lasso_of,
                                      prop.extra.get("from"), findings, want_findings)
 
-    result.classify_stuck = classify_stuck  # type: ignore[attr-defined]
-    result.packed = packed  # type: ignore[attr-defined]  # the tables, for checker/packed/compositional.py
-    return result
+    return replace(result, classify_stuck=classify_stuck, packed=packed)
 
 
 __all__ = ["DECOMPOSABLE", "NotPackable", "PackedReassignment", "packable", "packed_explorer"]

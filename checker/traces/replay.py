@@ -75,7 +75,7 @@ def replay(trace: Trace) -> ReplayResult:
     elif prop.kind == EVENTUALLY and prop.extra.get("fairness") is not None:
         ok = trace.loop_start is not None and _fair_lasso(model, prop, states, labels, trace.loop_start)
     elif prop.kind == EVENTUALLY:
-        ok = _no_goal_reachable(model, prop, states[trace.loop_start if trace.loop_start is not None else -1])
+        ok = no_goal_reachable(model, prop, states[trace.loop_start if trace.loop_start is not None else -1])
     elif prop.kind == SOMETIMES:
         ok = prop.predicate(states[-1])
     else:
@@ -90,7 +90,7 @@ def _fair_lasso(model, prop, states, labels, loop_start) -> bool:
     return fair_lasso_holds(model, prop, states, labels, loop_start)
 
 
-def _no_goal_reachable(model, prop, start) -> bool:
+def no_goal_reachable(model, prop, start) -> bool:
     """Re-check a liveness counterexample: from its stuck state no goal is reachable without an admin."""
     from kreassign.checker.explore.liveness import environment_edge
 

@@ -234,7 +234,7 @@ class ReassignEncoding(Encoding):
                   z3.If(uses_b, z3.And(self.broker_param(a), subset(a.b, s.U)), a.b == 0)]
         return z3.And(enabled, *params, *eqs)
 
-    # -- ghosts (ReassignmentModel._intent / _ghosts) ----------------------------------------------
+    # -- ghosts (ReassignmentModel._intent / ghosts_after) ----------------------------------------------
     def ghosts(self, s: Vars, a: Vars, post: Vars, acc: z3.BoolRef) -> tuple[dict, dict]:
         """The admin's intent after the action, and the reassignment that ended on the edge."""
         inflight = self.inflight(post)

@@ -232,12 +232,19 @@ def test_exec_spec_errors():
         load_implementation("exec:python 'unterminated")
 
 
-def test_timeout_from_the_environment(monkeypatch):
-    monkeypatch.setenv("KREASSIGN_IMPL_TIMEOUT", "2.5")
-    assert load_implementation("exec:true").timeout == 2.5
-    monkeypatch.setenv("KREASSIGN_IMPL_TIMEOUT", "soon")
-    with pytest.raises(ImplementationError, match="KREASSIGN_IMPL_TIMEOUT: expected a number"):
-        load_implementation("exec:true")
+def test_timeout_is_a_value_the_cli_passes_down(tmp_path, capsys):
+    """--impl-timeout reaches the adapter as a value (no environment variable): a slow reply is killed at it."""
+    from kreassign.checker.oracle.differential import differential_factory
+    from kreassign.cli import main
+
+    assert load_implementation("exec:true", timeout=2.5).timeout == 2.5
+    factory = differential_factory("exec:true", 2.5)
+    assert factory.timeout == 2.5 and factory.impl is None  # loaded on first use
+    assert main(["check", "--profile", "kraft", "--impl", "exec:sleep 100", "--impl-timeout", "0.3",
+                 "--no-liveness", "--out", str(tmp_path)]) == 3
+    assert "within 0.3 s (killed)" in capsys.readouterr().err
+    assert main(["check", "--profile", "kraft", "--impl", "exec:true", "--impl-timeout", "0"]) == 2
+    assert "--impl-timeout: must be a positive number of seconds, got 0" in capsys.readouterr().err
 
 
 # -- module:Class -------------------------------------------------------------------------------------

@@ -241,3 +241,143 @@ def test_the_environ_walker_sees_every_kind_of_write(tmp_path):
                  "    environ['G'] = str(n)\n    os.putenv('H', '1')\n    putenv('I', '1')\n    os.unsetenv('J')\n"
                  "    os.environ.get('K'), os.environ['L'], os.getenv('M')\n")
     assert [name for _, name in environ_writes(f)] == ["A", "B", "C", "D", "?", "F", "G", "H", "I", "J"]
+
+
+# -- reads of the environment: kreassign's own variables only where the command line is parsed (issue 23) --
+
+#: where the process environment may be read for kreassign's own settings: the command line's layer
+CLI_LAYER = ("checker/cli/", "kreassign/")
+
+#: variables other programs define, which the code that starts or finds those programs reads where it needs
+#: them (they describe the machine, they carry no kreassign switch): JDK, XDG base directories, Spark
+FOREIGN_VARIABLES = {"JAVA_HOME", "XDG_CACHE_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS",
+                     "PYSPARK_GATEWAY_PORT", "PYSPARK_PYTHON"}
+
+
+def environ_reads(path: Path) -> list[tuple[int, str]]:
+    """(line, variable or "?") of every read of the process environment in one module: os.environ[...],
+    os.environ.get(...), os.getenv(...), and a bare os.environ handed on (copied, iterated)."""
+    found: list[tuple[int, str]] = []
+    tree = ast.parse(path.read_text(), str(path))
+    handled: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and _is_environ(node.value):
+            found.append((node.lineno, _key(node.slice)))
+            handled.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            f = node.func
+            first = node.args[0] if node.args else None
+            if isinstance(f, ast.Attribute) and _is_environ(f.value):
+                handled.add(id(f.value))
+                if f.attr in ("get", "__getitem__", "__contains__"):
+                    found.append((node.lineno, _key(first)))
+            elif (isinstance(f, ast.Attribute) and f.attr == "getenv" and isinstance(f.value, ast.Name)
+                  and f.value.id == "os") or (isinstance(f, ast.Name) and f.id == "getenv"):
+                found.append((node.lineno, _key(first)))
+    for node in ast.walk(tree):  # the mapping itself, passed on or iterated: counts as reading all of it
+        if _is_environ(node) and id(node) not in handled and not isinstance(getattr(node, "ctx", None), ast.Store):
+            found.append((node.lineno, "?"))
+    return sorted(set(found))
+
+
+def test_kreassign_settings_are_read_from_the_environment_only_by_the_command_line():
+    """Options travel as values: outside checker/cli/ and kreassign/, a module reads only the variables of
+    other programs (FOREIGN_VARIABLES), never one of kreassign's own, never the whole environment."""
+    bad = []
+    for folder in ("checker", "spec", "reference"):
+        for f in sorted((ROOT / folder).rglob("*.py")):
+            rel = f.relative_to(ROOT).as_posix()
+            if rel.startswith(CLI_LAYER):
+                continue
+            bad += [f"{rel}:{line}: {name}" for line, name in environ_reads(f) if name not in FOREIGN_VARIABLES]
+    assert not bad, "read in the CLI layer and pass the value down instead:\n" + "\n".join(bad)
+
+
+def test_the_environ_read_walker_sees_every_kind_of_read(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import os\nfrom os import environ, getenv\n"
+                 "a = os.environ['A']\nb = os.environ.get('B')\nc = os.getenv('C')\nd = getenv('D')\n"
+                 "e = environ.get('E', '1')\nf = dict(os.environ)\n")
+    assert [name for _, name in environ_reads(f)] == ["A", "B", "C", "D", "E", "?"]
+
+
+# -- private names stay in their module (issue 23) --------------------------------------------------------
+
+#: private-looking names of other libraries' public API (namedtuple's) or of PySpark's internals we must reach
+THIRD_PARTY_PRIVATE = {"_replace", "_asdict", "_fields", "_make", "_jsc", "_jvm", "_jrdd", "_gateway",
+                       "_active_spark_context", "_ensure_initialized", "_bypass_serializer"}
+
+
+def _private_definitions(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            names.add(n.attr)
+        elif isinstance(n, ast.arg):
+            names.add(n.arg)
+        elif isinstance(n, ast.alias):
+            names.add(n.asname or n.name.split(".")[0])
+        elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in n.targets):
+            names |= {c.value for c in ast.walk(n.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return {x for x in names if x.startswith("_") and not x.startswith("__")}
+
+
+def cross_module_private_uses(mods: dict[str, Path]) -> list[str]:
+    """Every `from kreassign... import _x`, and every `obj._x` where `_x` is defined in another of our modules
+    and not in this one (a private helper, method or attribute reached from outside its module)."""
+    trees = {name: ast.parse(path.read_text(), str(path)) for name, path in mods.items()}
+    defined = {name: _private_definitions(tree) for name, tree in trees.items()}
+    owners: dict[str, set[str]] = {}
+    for name, privates in defined.items():
+        for x in privates:
+            owners.setdefault(x, set()).add(name)
+    bad = []
+    for name, tree in trees.items():
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("kreassign"):
+                bad += [f"{name}:{n.lineno}: imports {a.name} from {n.module}" for a in n.names
+                        if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_version"]
+            elif (isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__")
+                  and n.attr not in THIRD_PARTY_PRIVATE and n.attr not in defined[name] and n.attr in owners):
+                bad.append(f"{name}:{n.lineno}: uses {n.attr} of {', '.join(sorted(owners[n.attr]))}")
+    return bad
+
+
+def test_no_private_name_is_used_outside_its_module():
+    bad = cross_module_private_uses(_modules())
+    assert not bad, "make it public (a name without _, with a docstring) or keep it in its module:\n" + "\n".join(bad)
+
+
+def test_the_private_name_rule_catches_a_planted_use(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("def _helper():\n    pass\nclass C:\n    def _m(self):\n        pass\n")
+    b.write_text("from kreassign.x.a import _helper\ndef f(c):\n    return c._m()\n")
+    bad = cross_module_private_uses({"kreassign.x.a": a, "kreassign.x.b": b})
+    assert [line.split(": ", 1)[1] for line in bad] == ["imports _helper from kreassign.x.a", "uses _m of kreassign.x.a"]
+
+
+# -- the packed engine reads only what its protocol declares (issue 23) ------------------------------------
+
+
+def test_the_packed_model_provides_the_protocol_and_the_engine_reads_only_it():
+    """PackedReassignment has every member of PackedModel (checker/packed/protocol.py), and the packed BFS
+    (checker/packed/bfs.py) reads no member of its model the protocol does not declare."""
+    from kreassign.checker.config.bounds import Bounds
+    from kreassign.checker.models.reassign import ReassignmentModel
+    from kreassign.checker.packed.protocol import MEMBERS, PackedModel
+    from kreassign.checker.packed.reassignment import PackedReassignment
+
+    packed = PackedReassignment(ReassignmentModel("kraft", Bounds(brokers=3, rf=2, reassigns=1)))
+    assert isinstance(packed, PackedModel)
+    assert not [m for m in MEMBERS if not hasattr(packed, m)]
+    declared = {n for n in PackedModel.__annotations__} | {n for n in vars(PackedModel) if not n.startswith("_")}
+    assert set(MEMBERS) == declared - {"MEMBERS"}
+    source = (ROOT / "checker" / "packed" / "bfs.py").read_text()
+    read = {n.attr for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, (ast.Name, ast.Attribute))
+            and (getattr(n.value, "id", None) == "model" or getattr(n.value, "attr", None) == "m")}
+    assert read <= set(MEMBERS), f"the packed engine reads undeclared members: {sorted(read - set(MEMBERS))}"

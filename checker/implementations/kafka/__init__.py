@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kreassign.checker.implementations.adapters import ImplementationError, SubprocessImplementation, default_timeout
+from kreassign.checker.implementations.adapters import ImplementationError, DEFAULT_TIMEOUT, SubprocessImplementation
 from kreassign.spec import actions as A
 from kreassign.spec.codec import to_json
 from kreassign.spec.state import ClusterState
@@ -60,7 +60,6 @@ ADAPTER_CLASS = "org.apache.kafka.controller.KreassignAdapter"
 
 #: the class every Kafka classpath must provide (kafka-metadata-*.jar)
 CONTROLLER_CLASS = "org/apache/kafka/controller/ReplicationControlManager.class"
-JAVA_ENV = "KREASSIGN_JAVA_HOME"
 
 #: metadata.versions some supported release accepts (spec/kafka_releases.py has each release's range)
 SUPPORTED_METADATA_VERSIONS = tuple(dict.fromkeys(v for r in kafka_releases.RELEASES for v in r.metadata_versions))
@@ -77,21 +76,18 @@ class KafkaSetupError(InfraError, ImplementationError):
 
 
 def find_java_tools() -> tuple[str, str]:
-    """(java, javac): from $KREASSIGN_JAVA_HOME/bin, $JAVA_HOME/bin, then the PATH."""
+    """(java, javac): from $JAVA_HOME/bin, then the PATH (the JDK's own convention)."""
     found: dict[str, str | None] = {}
+    home = os.environ.get("JAVA_HOME")
     for tool in ("java", "javac"):
-        path = None
-        for home in (os.environ.get(JAVA_ENV), os.environ.get("JAVA_HOME")):
-            if home and os.access(os.path.join(home, "bin", tool), os.X_OK):
-                path = os.path.join(home, "bin", tool)
-                break
-        found[tool] = path or shutil.which(tool)
+        in_home = os.path.join(home, "bin", tool) if home else None
+        found[tool] = in_home if in_home and os.access(in_home, os.X_OK) else shutil.which(tool)
     missing = [t for t, p in found.items() if p is None]
     if missing:
         raise KafkaSetupError(
             f"--impl kafka needs a JDK (17 or newer): {' and '.join(missing)} not found on the PATH "
             f"(nor in $JAVA_HOME/bin); install one, e.g. apt-get install openjdk-17-jdk-headless")
-    return found["java"], found["javac"]  # type: ignore[return-value]
+    return str(found["java"]), str(found["javac"])
 
 
 def expand_classpath(spec: str) -> list[Path]:
@@ -453,7 +449,7 @@ class KafkaImplementation(SubprocessImplementation):
             argv += ["--bug", self.options.bug]
         if self.options.zk_migration:
             argv.append("--zk-migration")
-        super().__init__(shlex.join(argv), timeout=default_timeout() if timeout is None else timeout)
+        super().__init__(shlex.join(argv), timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
         self.spec = make_spec(self.options.classpath, self.options.metadata_version,
                               kafka_version=self.options.kafka_version, zk_migration=self.options.zk_migration,
                               bug=self.options.bug, elr=self.options.elr)
@@ -486,7 +482,7 @@ class KafkaImplementation(SubprocessImplementation):
         self.round_trips += 1
         results = data.get("results")
         if not isinstance(results, list) or len(results) != len(wanted):
-            raise self._fail("malformed reply to 'batch': expected one result per action")
+            raise self.fail("malformed reply to 'batch': expected one result per action")
         self._prefetched = (state, dict(zip(wanted, results)))
 
     def apply_with_records(self, action: Any, records: bool = False) -> tuple[ClusterState, object, list[dict]]:
@@ -536,11 +532,11 @@ class KafkaImplementation(SubprocessImplementation):
         try:
             state = state_from_json(data["state"])
         except (KeyError, DecodeError) as e:
-            raise self._fail(f"malformed state in the reply to 'apply': {e}") from None
+            raise self.fail(f"malformed state in the reply to 'apply': {e}") from None
         try:
             response = decode_response(data.get("response"), None)
         except DecodeError as e:
-            raise self._fail(f"malformed response in the reply to 'apply': {e}") from None
+            raise self.fail(f"malformed response in the reply to 'apply': {e}") from None
         return state, response
 
     def _refresh_logs(self, state: ClusterState) -> ClusterState:
