@@ -24,7 +24,7 @@ INVALID_PARTITIONS (37). Under KRaft (`kraft=True`, checked in lockstep against 
 tests/kafka/test_topic_changes_kafka.py) the rules are StripedReplicaPlacer's: fenced brokers
 are usable after every unfenced one, so a partition may get a fenced replica outside its ISR;
 the error messages are ReplicationControlManager's. The lockstep allows the placement itself
-to differ (checker/oracle/kafka/differences.py), never the replication factor.
+to differ (checker/implementations/kafka/differences.py), never the replication factor.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 /*
  * kreassign's Kafka adapter, layer v3_9: what KreassignAdapter (java/core) calls differently from one Kafka
  * release to another, for Kafka 3.9.x. The core calls it as KafkaRelease, which the build generates as
- * `final class KafkaRelease extends KafkaRelease3_9` for a 3.9 release (checker/oracle/kafka/__init__.py).
+ * `final class KafkaRelease extends KafkaRelease3_9` for a 3.9 release (checker/implementations/kafka/__init__.py).
  *
  * In 3.9 the controller wires its managers with a ZooKeeper-migration switch
  * (ClusterControlManager.Builder.setZkMigrationEnabled) and an unclean-shutdown handler
