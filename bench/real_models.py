@@ -5,6 +5,7 @@
     python bench/real_models.py --config b5r3_re3 --no-tlc   # kreassign only
     python bench/real_models.py --memory                     # also bytes/state and table size
     python bench/real_models.py --reference-too              # also kreassign --no-kernel (the reference tabulates)
+    python bench/real_models.py --no-tlc --baseline /tmp/basevenv/bin/python   # against another installation
 
 For each configuration of ../shared/anchor-kraft (KraftReassign.tla, the TLA+ twin of
 `kreassign check --profile kraft`), TLC runs on the twin and `kreassign check --no-liveness
@@ -15,8 +16,12 @@ script exits 1. It prints wall seconds, distinct states/s, transitions/s, the ra
 TLC time / kreassign time, and the packed path's bytes per stored state (its visited set,
 parents, actions; the table of local situations is reported apart; --memory, one more run
 per configuration; --reference-too, one more run with the kraft kernel off). TLC is found through
-TLA_JAR or ../shared/tools/tla2tools.jar. Timing on a shared machine is noisy: run on an
-idle one, and several rounds (--rounds) to take the median.
+TLA_JAR or ../shared/tools/tla2tools.jar. `--baseline PYTHON` runs the same kreassign check with
+another installation's interpreter (e.g. a checkout of the previous commit, `git worktree add
+/tmp/base HEAD~1 && python -m venv /tmp/basevenv && /tmp/basevenv/bin/pip install -e /tmp/base`),
+alternating with this one round by round, and prints the ratio baseline / this (counts must be
+equal too). Timing on a shared machine is noisy: run on an idle one, and several rounds (--rounds)
+to take the median.
 """
 
 from __future__ import annotations
@@ -76,9 +81,9 @@ def run_tlc(jar: Path, config: str, workers: int) -> dict:
     return {"states": distinct, "transitions": generated - 1, "depth": int(depth.group(1)), "seconds": seconds}
 
 
-def run_kreassign(config: str, workers: int, kernel: bool = True) -> dict:
+def run_kreassign(config: str, workers: int, kernel: bool = True, python: str = sys.executable) -> dict:
     # Kafka 3.9's rules, ELR off: what the TLA+ twin (../shared/anchor-kraft) encodes
-    cmd = [sys.executable, "-m", "kreassign.cli", "check", "--profile", "kraft", "--kafka-version", "3.9.2",
+    cmd = [python, "-m", "kreassign.cli", "check", "--profile", "kraft", "--kafka-version", "3.9.2",
            "--targets", "all", *CONFIGS[config].split(), "--no-liveness", "--no-minimize", "--json",
            "--out", tempfile.mkdtemp(), "--workers", str(workers), *([] if kernel else ["--no-kernel"])]
     started = time.perf_counter()
@@ -122,6 +127,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--reference-too", action="store_true",
                         help="also time kreassign with the kraft kernel off (--no-kernel: the reference tabulates)")
+    parser.add_argument("--baseline", metavar="PYTHON",
+                        help="also time kreassign as another installation's interpreter runs it (ratio baseline/this)")
     parser.add_argument("--memory", action="store_true",
                         help="also explore each configuration in process for bytes/state and the table size")
     args = parser.parse_args()
@@ -133,20 +140,30 @@ def main() -> int:
     for config in args.config or DEFAULT_CONFIGS:
         per_state, table = packed_memory(config) if args.memory else (None, None)
         for workers in args.workers:
-            mine = median_run(lambda c=config, w=workers: run_kreassign(c, w), args.rounds)
+            if args.baseline:  # alternate the two, round by round, so that a busy spell hits both alike
+                pairs = [(run_kreassign(config, workers), run_kreassign(config, workers, python=args.baseline))
+                         for _ in range(args.rounds)]
+                mine = dict(pairs[0][0], seconds=statistics.median(p[0]["seconds"] for p in pairs))
+                base = dict(pairs[0][1], seconds=statistics.median(p[1]["seconds"] for p in pairs))
+            else:
+                mine = median_run(lambda c=config, w=workers: run_kreassign(c, w), args.rounds)
+                base = None
             tlc = median_run(lambda c=config, w=workers: run_tlc(jar, c, w), args.rounds) if jar else None
             plain = (median_run(lambda c=config, w=workers: run_kreassign(c, w, kernel=False), args.rounds)
                      if args.reference_too else None)
             same = all(other is None or all(mine[k] == other[k] for k in ("states", "transitions", "depth"))
-                       for other in (tlc, plain))
+                       for other in (tlc, plain, base))
             mismatches += not same
             entry = {"config": config, "workers": workers, "kreassign": mine, "tlc": tlc, "no_kernel": plain,
+                     "baseline": base,
                      "bytes_per_state": per_state, "table_bytes": table, "same_counts": same}
             report.append(entry)
             rows.append([config, workers, f"{mine['states']:,}", f"{mine['transitions']:,}", mine["depth"],
-                         f"{tlc['seconds']:.1f}" if tlc else "-", f"{mine['seconds']:.1f}",
+                         f"{tlc['seconds']:.1f}" if tlc else "-", f"{mine['seconds']:.2f}",
                          f"{tlc['seconds'] / mine['seconds']:.2f}x" if tlc else "-",
                          f"{plain['seconds']:.1f}" if plain else "-",
+                         f"{base['seconds']:.2f}" if base else "-",
+                         f"{base['seconds'] / mine['seconds']:.3f}" if base else "-",
                          f"{mine['states'] / mine['seconds']:,.0f}", f"{mine['transitions'] / mine['seconds']:,.0f}",
                          f"{per_state:.0f}" if per_state else "-", f"{table / 2**20:.1f}" if table else "-",
                          "yes" if same else "NO"])
@@ -154,10 +171,10 @@ def main() -> int:
         print(json.dumps(report, indent=1))
     else:
         print(tabulate(rows, headers=["config", "workers", "states", "transitions", "depth", "TLC s", "kreassign s",
-                                      "TLC/kreassign", "--no-kernel s", "states/s", "transitions/s", "bytes/state", "table MiB",
+                                      "TLC/kreassign", "--no-kernel s", "baseline s", "baseline/this", "states/s", "transitions/s", "bytes/state", "table MiB",
                                       "same counts"]))
     if mismatches:
-        print(f"{mismatches} configuration(s) with counts different from TLC's", file=sys.stderr)
+        print(f"{mismatches} configuration(s) with counts different from TLC's (or the baseline's)", file=sys.stderr)
     return 1 if mismatches else 0
 
 
