@@ -100,8 +100,8 @@ def run_kreassign(config: str, workers: int, kernel: bool = True, python: str = 
 def packed_memory(config: str) -> tuple[float, int]:
     """(bytes per stored state, bytes of the tabulated table) of the packed path, in process."""
     from kreassign.checker.check.run import reassignment_factory
-    from kreassign.checker.packed.bfs import explore_packed
     from kreassign.checker.config.bounds import bounds_from_mapping
+    from kreassign.checker.packed.bfs import explore_packed
     from kreassign.checker.packed.reassignment import PackedReassignment
 
     flags = CONFIGS[config].split()

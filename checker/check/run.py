@@ -33,16 +33,16 @@ from functools import partial
 from typing import Any
 
 from kreassign.checker.check.minimize import bounds_json, minimize
-from kreassign.checker.explore import liveness
 from kreassign.checker.check.search import Search, as_search
+from kreassign.checker.config.bounds import Bounds, ConfigError
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.explore import liveness
 from kreassign.checker.explore.bfs import ExploreResult, Path, StateGraph
 from kreassign.checker.explore.protocol import Model
-from kreassign.checker.config.bounds import Bounds, ConfigError
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.packed.bfs import PackedResult
 from kreassign.checker.packed.compositional import CompositionalResult, compositional_explorer
-from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.packed.reassignment import packable, packed_explorer
-from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
 from kreassign.spec.findings import MONOTONE_BOUNDS, Finding, findings_for, trace_file
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property

@@ -16,24 +16,31 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from kreassign.checker.check.junit import check_writable, write_junit
+from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summary_line
+from kreassign.checker.check.run import (
+    FINDING_MISSING,
+    HOLDS,
+    KNOWN,
+    NOT_CHECKED,
+    VIOLATED,
+    CheckResult,
+    check_model,
+)
+from kreassign.checker.check.search import Search
+from kreassign.checker.check.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
+from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
+from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
+from kreassign.checker.config.engine_options import EngineOptions
+from kreassign.checker.config.limits import RunLimits, parse_size, refuse_absurd
+from kreassign.checker.explore.bfs import Interrupted
+from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
 from tabulate import tabulate
 
 from kreassign.errors import FINDING, INCONCLUSIVE, INTERRUPTED, OK, InfraError, KreassignError, UsageError
-
-from kreassign.checker.check.junit import check_writable, write_junit
-from kreassign.outputs import check_out_dir
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.checker.config.limits import RunLimits, parse_size, refuse_absurd
-from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summary_line
-from kreassign.checker.explore.bfs import Interrupted
+from kreassign.outputs import check_out_dir
 
-from kreassign.checker.check.run import FINDING_MISSING, HOLDS, KNOWN, NOT_CHECKED, VIOLATED, CheckResult, check_model
-from kreassign.checker.check.search import Search
-from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
-from kreassign.checker.config.engine_options import EngineOptions
-from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
-from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
-from kreassign.checker.check.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", action="append", dest="profiles", metavar="P",
@@ -144,7 +151,6 @@ def _factory(kind: str, args: argparse.Namespace):
         return kafka
     if args.impl:
         from kreassign.checker.oracle.differential import differential_factory
-
         from kreassign.checker.oracle.kafka_flags import impl_timeout
 
         return differential_factory(args.impl, impl_timeout(args))
@@ -361,7 +367,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(args.junit, results)
     if getattr(args, "html", None):
-        from kreassign.checker.report.html import check_report  # only when asked: the report is not needed otherwise
+        from kreassign.checker.report.html import (
+            check_report,  # only when asked: the report is not needed otherwise
+        )
         from kreassign.checker.report.write import write_text_atomically
 
         write_text_atomically(args.html, check_report(results))

@@ -20,11 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from kreassign.spec.codec import to_json
-from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
-from kreassign.spec.reassign_properties import Ghost, ModelState
-from kreassign.spec.state import ClusterState
-
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.implementations import kafka as _kafka
 from kreassign.checker.implementations.adapters import (
     DEFAULT_TIMEOUT,
     Implementation,
@@ -33,13 +30,16 @@ from kreassign.checker.implementations.adapters import (
     load_implementation,
     response_to_json,
 )
-from kreassign.checker.implementations import kafka as _kafka
-from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
-from kreassign.checker.models.registry import REASSIGNMENT, model_kind
 from kreassign.checker.models.reassign import ReassignmentModel, budget_slot, normalize_epochs
-from kreassign.checker.traces.diff import field_diff, show_json as _show
-from kreassign.checker.traces.replay import ReplayResult
+from kreassign.checker.models.registry import REASSIGNMENT, model_kind
+from kreassign.checker.traces.diff import field_diff
+from kreassign.checker.traces.diff import show_json as _show
 from kreassign.checker.traces.format import Trace, TraceError
+from kreassign.checker.traces.replay import ReplayResult
+from kreassign.spec.codec import to_json
+from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
+from kreassign.spec.reassign_properties import Ghost, ModelState
+from kreassign.spec.state import ClusterState
 
 MATCH_PROPERTY = "implementation_matches_reference"
 
@@ -317,9 +317,9 @@ __all__ = [
     "MATCH_PROPERTY",
     "DiffTransition",
     "DifferentialModel",
+    "ImplementationFactory",
     "ReplayImplementationError",
     "compare_step",
-    "ImplementationFactory",
     "differential_factory",
     "field_diff",
     "replay_against_impl",

@@ -14,12 +14,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kreassign.errors import UsageError
-
+from kreassign.checker.implementations.adapters import DEFAULT_TIMEOUT
+from kreassign.checker.implementations.kafka import (
+    check_metadata_version,
+    is_kafka_spec,
+    make_spec,
+    parse_spec,
+    releases,
+)
 from kreassign.spec import kafka_releases
 
-from kreassign.checker.implementations.adapters import DEFAULT_TIMEOUT
-from kreassign.checker.implementations.kafka import check_metadata_version, is_kafka_spec, make_spec, parse_spec, releases
+from kreassign.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

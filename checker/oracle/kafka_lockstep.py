@@ -13,13 +13,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
+from kreassign.checker.implementations.kafka import KafkaImplementation, parse_spec
+from kreassign.checker.implementations.kafka.differences import explain
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import REASSIGNMENT, model_kind
 from kreassign.checker.oracle.differential import DifferentialModel
 from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
-
-from kreassign.checker.implementations.kafka import KafkaImplementation, parse_spec
-from kreassign.checker.implementations.kafka.differences import explain
 
 
 @dataclass

@@ -30,14 +30,13 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-
 from kreassign.checker.explore.bfs import (
     INTERRUPTED,
+    Column,
     ExploreResult,
     Interrupted,
     Path,
     Violation,
-    Column,
     first_occurrences,
 )
 from kreassign.checker.packed.protocol import PackedModel

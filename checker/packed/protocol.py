@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-
 from kreassign.spec.properties import Property
 
 
