@@ -27,7 +27,7 @@ LAYERS = [
     ["kreassign.reference"],
     ["kreassign.checker.config"],  # run configuration: bounds, limits, engine options (values, no engine)
     ["kreassign.checker.explore", "kreassign.checker.kafka_logs"],
-    ["kreassign.checker.models", "kreassign.checker.implementations"],
+    ["kreassign.checker.models", "kreassign.checker.implementations", "kreassign.checker.cluster"],
     ["kreassign.checker.packed"],
     ["kreassign.checker.traces"],
     ["kreassign.checker.check", "kreassign.checker.oracle", "kreassign.checker.fuzz", "kreassign.checker.spark",

@@ -1,0 +1,210 @@
+"""Kafka's own Admin client, driven from Python: the helper `java/KreassignClusterAdmin.java` (package data),
+compiled with javac against the release's broker jars on first use and cached, runs in one JVM per cluster and
+answers JSON lines (docs/cluster.md). This is how the cluster is asked what it thinks: which brokers are
+registered and unfenced, who leads the metadata quorum, where a topic's replicas are.
+
+A reply Kafka refused (a topic that exists, a reassignment of an unknown partition) raises `AdminRequestError`
+with Kafka's exception class; a helper that died or did not answer in time raises `AdminError` (exit 3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from kreassign.checker.implementations.kafka.releases import cache_root
+
+from kreassign.errors import InfraError
+
+from . import procs
+
+SOURCE = Path(__file__).resolve().parent / "java" / "KreassignClusterAdmin.java"
+MAIN_CLASS = "KreassignClusterAdmin"
+
+
+class AdminError(InfraError):
+    """The Admin helper could not be compiled, died, or did not answer in time (exit 3)."""
+
+    exit_code = 3
+
+
+class AdminRequestError(Exception):
+    """Kafka answered a request with an error: `error_class` is its exception (TopicExistsException, ...)."""
+
+    def __init__(self, op: str, error_class: str, message: str):
+        super().__init__(f"{op}: {error_class}: {message}")
+        self.op, self.error_class, self.message = op, error_class, message
+
+
+def compile_helper(javac: str, lib: Path, version: str) -> Path:
+    """javac the helper against the release's jars into the cache (keyed by the source, the jars and javac)."""
+    h = hashlib.sha256(SOURCE.read_bytes())
+    for jar in sorted(lib.glob("*.jar")):
+        st = jar.stat()
+        h.update(f"{jar.name}|{st.st_size}|{int(st.st_mtime)}\n".encode())
+    h.update(javac.encode())
+    target = cache_root() / f"cluster-admin-{version}-{h.hexdigest()[:20]}"
+    marker = target / f"{MAIN_CLASS}.class"
+    if marker.is_file():
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="cluster-admin-tmp-", dir=target.parent))
+    except OSError as e:
+        raise AdminError(f"cannot write the cache {target.parent}: {e.strerror}") from None
+    try:
+        proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp",
+                               os.path.join(str(lib), "*"), str(SOURCE)],
+                              capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+            raise AdminError(f"javac could not compile the cluster's Admin helper against Kafka {version} ({lib}):\n"
+                             + "\n".join(tail))
+        try:
+            os.rename(tmp, target)  # atomic: a concurrent run sees the whole directory or none
+        except OSError:
+            if not marker.is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)  # another run won the race
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+class ClusterAdmin:
+    """One helper JVM speaking to the cluster through `bootstrap`; requests are serialised (one at a time)."""
+
+    def __init__(self, argv: list[str], cwd: Path, output: Path):
+        self._argv, self._cwd, self._output = argv, cwd, output
+        self._proc: subprocess.Popen | None = None
+        self._replies: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def start(self) -> None:
+        with open(self._output, "ab") as err:
+            self._proc = subprocess.Popen(self._argv, cwd=self._cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=err, close_fds=True, process_group=0)
+        proc = self._proc
+        threading.Thread(target=self._read, args=(proc,), name="kreassign-cluster-admin", daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            self._replies.put(line)
+        self._replies.put(None)  # the helper ended
+
+    def _tail(self) -> str:
+        try:
+            lines = self._output.read_text(errors="replace").splitlines()[-10:]
+        except OSError:
+            lines = []
+        return ("; its output ends:\n" + "\n".join(lines)) if lines else ""
+
+    def call(self, op: str, timeout_s: float = 10.0, **args: Any) -> Any:
+        """One request; Kafka's answer (`result`), or AdminRequestError for Kafka's error."""
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                raise AdminError(f"the cluster's Admin helper is not running{self._tail()}")
+            request = {"op": op, "timeout_ms": int(timeout_s * 1000), **args}
+            try:
+                proc.stdin.write((json.dumps(request) + "\n").encode())  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+            except OSError:
+                raise AdminError(f"the cluster's Admin helper stopped reading{self._tail()}") from None
+            try:
+                line = self._replies.get(timeout=timeout_s + 10)  # Kafka's own timeout fires first
+            except queue.Empty:
+                # a reply that came later would answer the next request: this helper is no use any more
+                procs.kill_and_reap(proc)
+                raise AdminError(f"the cluster's Admin helper did not answer {op} within {timeout_s + 10:.0f} s") \
+                    from None
+            if line is None:
+                raise AdminError(f"the cluster's Admin helper ended{self._tail()}")
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise AdminRequestError(op, reply.get("error_class", "?"), reply.get("error", ""))
+        return reply.get("result")
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        procs.kill_and_reap(proc, timeout_s=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    # -- what the cluster is asked ------------------------------------------------------------------------
+
+    def describe_cluster(self, timeout_s: float = 10.0) -> dict:
+        """{"cluster_id", "controller" (ZooKeeper mode: the controller broker; KRaft: any broker), "brokers":
+        [{"id", "host", "port"}]}: the brokers registered and unfenced, as a broker's metadata says."""
+        return self.call("describe_cluster", timeout_s)
+
+    def broker_ids(self, timeout_s: float = 10.0) -> list[int]:
+        return [b["id"] for b in self.describe_cluster(timeout_s)["brokers"]]
+
+    def quorum(self, timeout_s: float = 10.0) -> dict:
+        """KRaft's metadata quorum: {"leader", "leader_epoch", "high_watermark", "voters", "observers"}."""
+        return self.call("quorum", timeout_s)
+
+    def features(self, timeout_s: float = 10.0) -> dict[str, int]:
+        """The finalized features' levels (metadata.version, eligible.leader.replicas.version, ...)."""
+        return self.call("features", timeout_s)["finalized"]
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1, *,
+                     assignment: dict[int, list[int]] | None = None, configs: dict[str, str] | None = None,
+                     timeout_s: float = 30.0) -> None:
+        args: dict[str, Any] = {"name": name}
+        if assignment is not None:
+            args["assignment"] = {str(p): list(r) for p, r in assignment.items()}
+        else:
+            args.update(partitions=partitions, replication_factor=replication_factor)
+        if configs:
+            args["configs"] = dict(configs)
+        self.call("create_topic", timeout_s, **args)
+
+    def delete_topics(self, names: list[str], timeout_s: float = 30.0) -> None:
+        self.call("delete_topics", timeout_s, names=list(names))
+
+    def describe_topics(self, names: list[str], timeout_s: float = 10.0) -> dict:
+        """{topic: {"id", "partitions": [{"partition", "leader", "replicas", "isr", "elr", "last_known_elr"}]}}."""
+        return self.call("describe_topics", timeout_s, names=list(names))
+
+    def log_dirs(self, brokers: list[int], timeout_s: float = 10.0) -> dict[int, dict]:
+        """Asked of each broker itself: {broker: {"replicas": [{"topic", "partition", "size", "future"}]}} or
+        {broker: {"error_class", "error"}} for a broker that did not answer."""
+        return {int(b): v for b, v in self.call("log_dirs", timeout_s, brokers=list(brokers)).items()}
+
+    def alter_reassignments(self, changes: list[tuple[str, int, list[int] | None]],
+                            timeout_s: float = 30.0) -> list[dict]:
+        """(topic, partition, target replicas, or None to cancel) each; per partition its error class or None."""
+        return self.call("alter_reassignments", timeout_s, reassignments=[
+            {"topic": t, "partition": p, "target": None if r is None else list(r)} for t, p, r in changes])
+
+    def list_reassignments(self, timeout_s: float = 10.0) -> list[dict]:
+        return self.call("list_reassignments", timeout_s)
+
+    def elect_leaders(self, partitions: list[tuple[str, int]], unclean: bool = False,
+                      timeout_s: float = 30.0) -> list[dict]:
+        return self.call("elect_leaders", timeout_s, type="unclean" if unclean else "preferred",
+                         partitions=[{"topic": t, "partition": p} for t, p in partitions])
+
+
+__all__ = ["AdminError", "AdminRequestError", "ClusterAdmin", "compile_helper"]

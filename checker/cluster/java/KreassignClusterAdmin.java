@@ -1,0 +1,358 @@
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterPartitionReassignmentsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.DeleteTopicsOptions;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeFeaturesOptions;
+import org.apache.kafka.clients.admin.DescribeLogDirsOptions;
+import org.apache.kafka.clients.admin.DescribeMetadataQuorumOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.ElectLeadersOptions;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.admin.ListPartitionReassignmentsOptions;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.PartitionReassignment;
+import org.apache.kafka.clients.admin.QuorumInfo;
+import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * kreassign's window into a real cluster (checker/cluster/admin.py, docs/cluster.md): Kafka's own Admin client
+ * answering JSON lines, one request on stdin, one reply on stdout ({"ok": true, "result": ...} or
+ * {"ok": false, "error_class": ..., "error": ...}). Compiled by javac against each release's jars; it uses only
+ * the Admin API every supported release has (3.9 .. 4.4). Exits at the end of its input.
+ */
+public final class KreassignClusterAdmin {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private KreassignClusterAdmin() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kreassign-cluster-admin");
+        // nodes come and go on purpose (kill, pause): notice it quickly rather than after the defaults' 30 s
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
+        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "2000");
+        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "5000");
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        try (Admin admin = Admin.create(props);
+             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                ObjectNode reply = JSON.createObjectNode();
+                try {
+                    JsonNode request = JSON.readTree(line);
+                    JsonNode result = handle(admin, request, request.path("timeout_ms").asInt(10000));
+                    reply.put("ok", true);
+                    reply.set("result", result);
+                } catch (ExecutionException e) {
+                    fail(reply, e.getCause() != null ? e.getCause() : e);
+                } catch (Exception e) {
+                    fail(reply, e);
+                }
+                out.println(JSON.writeValueAsString(reply));
+                out.flush();
+            }
+        }
+    }
+
+    private static void fail(ObjectNode reply, Throwable e) {
+        reply.put("ok", false);
+        reply.put("error_class", e.getClass().getSimpleName());
+        reply.put("error", String.valueOf(e.getMessage()));
+    }
+
+    private static <T> T get(KafkaFuture<T> future, int timeoutMs) throws Exception {
+        return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private static JsonNode handle(Admin admin, JsonNode req, int t) throws Exception {
+        String op = req.path("op").asText();
+        switch (op) {
+            case "describe_cluster":
+                return describeCluster(admin, t);
+            case "quorum":
+                return quorum(admin, t);
+            case "features":
+                return features(admin, t);
+            case "create_topic":
+                return createTopic(admin, req, t);
+            case "delete_topics":
+                get(admin.deleteTopics(strings(req.path("names")), new DeleteTopicsOptions().timeoutMs(t)).all(), t);
+                return JSON.nullNode();
+            case "describe_topics":
+                return describeTopics(admin, req, t);
+            case "log_dirs":
+                return logDirs(admin, req, t);
+            case "alter_reassignments":
+                return alterReassignments(admin, req, t);
+            case "list_reassignments":
+                return listReassignments(admin, t);
+            case "elect_leaders":
+                return electLeaders(admin, req, t);
+            default:
+                throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    private static ObjectNode node(Node n) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("id", n.id());
+        o.put("host", n.host());
+        o.put("port", n.port());
+        return o;
+    }
+
+    private static JsonNode describeCluster(Admin admin, int t) throws Exception {
+        DescribeClusterResult r = admin.describeCluster(new DescribeClusterOptions().timeoutMs(t));
+        ObjectNode o = JSON.createObjectNode();
+        o.put("cluster_id", get(r.clusterId(), t));
+        Node controller = get(r.controller(), t);
+        if (controller == null || controller.isEmpty()) {
+            o.putNull("controller");
+        } else {
+            o.put("controller", controller.id());
+        }
+        ArrayNode brokers = o.putArray("brokers");
+        List<Node> nodes = new ArrayList<>(get(r.nodes(), t));
+        nodes.sort((a, b) -> Integer.compare(a.id(), b.id()));
+        for (Node n : nodes) {
+            brokers.add(node(n));
+        }
+        return o;
+    }
+
+    private static ArrayNode replicas(Collection<QuorumInfo.ReplicaState> states) {
+        ArrayNode a = JSON.createArrayNode();
+        for (QuorumInfo.ReplicaState s : states) {
+            ObjectNode o = a.addObject();
+            o.put("id", s.replicaId());
+            o.put("log_end_offset", s.logEndOffset());
+            if (s.lastCaughtUpTimestamp().isPresent()) {
+                o.put("last_caught_up_ms", s.lastCaughtUpTimestamp().getAsLong());
+            }
+        }
+        return a;
+    }
+
+    private static JsonNode quorum(Admin admin, int t) throws Exception {
+        QuorumInfo q = get(admin.describeMetadataQuorum(new DescribeMetadataQuorumOptions().timeoutMs(t)).quorumInfo(), t);
+        ObjectNode o = JSON.createObjectNode();
+        o.put("leader", q.leaderId());
+        o.put("leader_epoch", q.leaderEpoch());
+        o.put("high_watermark", q.highWatermark());
+        o.set("voters", replicas(q.voters()));
+        o.set("observers", replicas(q.observers()));
+        return o;
+    }
+
+    private static JsonNode features(Admin admin, int t) throws Exception {
+        FeatureMetadata f = get(admin.describeFeatures(new DescribeFeaturesOptions().timeoutMs(t)).featureMetadata(), t);
+        ObjectNode o = JSON.createObjectNode();
+        ObjectNode finalized = o.putObject("finalized");
+        for (Map.Entry<String, FinalizedVersionRange> e : new TreeMap<>(f.finalizedFeatures()).entrySet()) {
+            finalized.put(e.getKey(), e.getValue().maxVersionLevel());
+        }
+        return o;
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    private static List<Integer> ints(JsonNode array) {
+        List<Integer> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asInt()));
+        return out;
+    }
+
+    private static JsonNode createTopic(Admin admin, JsonNode req, int t) throws Exception {
+        String name = req.path("name").asText();
+        NewTopic topic;
+        if (req.hasNonNull("assignment")) {
+            Map<Integer, List<Integer>> assignment = new TreeMap<>();
+            req.get("assignment").fields().forEachRemaining(e -> assignment.put(Integer.parseInt(e.getKey()), ints(e.getValue())));
+            topic = new NewTopic(name, assignment);
+        } else {
+            topic = new NewTopic(name, req.path("partitions").asInt(1), (short) req.path("replication_factor").asInt(1));
+        }
+        if (req.hasNonNull("configs")) {
+            Map<String, String> configs = new HashMap<>();
+            req.get("configs").fields().forEachRemaining(e -> configs.put(e.getKey(), e.getValue().asText()));
+            topic.configs(configs);
+        }
+        get(admin.createTopics(List.of(topic), new CreateTopicsOptions().timeoutMs(t)).all(), t);
+        return JSON.nullNode();
+    }
+
+    private static ArrayNode ids(List<Node> nodes) {
+        ArrayNode a = JSON.createArrayNode();
+        if (nodes != null) {
+            nodes.forEach(n -> a.add(n.id()));
+        }
+        return a;
+    }
+
+    private static JsonNode describeTopics(Admin admin, JsonNode req, int t) throws Exception {
+        Map<String, TopicDescription> topics =
+            get(admin.describeTopics(strings(req.path("names")), new DescribeTopicsOptions().timeoutMs(t)).allTopicNames(), t);
+        ObjectNode o = JSON.createObjectNode();
+        for (TopicDescription d : new TreeMap<>(topics).values()) {
+            ObjectNode topic = o.putObject(d.name());
+            topic.put("id", String.valueOf(d.topicId()));
+            ArrayNode partitions = topic.putArray("partitions");
+            for (TopicPartitionInfo p : d.partitions()) {
+                ObjectNode po = partitions.addObject();
+                po.put("partition", p.partition());
+                if (p.leader() == null || p.leader().isEmpty()) {
+                    po.putNull("leader");
+                } else {
+                    po.put("leader", p.leader().id());
+                }
+                po.set("replicas", ids(p.replicas()));
+                po.set("isr", ids(p.isr()));
+                po.set("elr", ids(p.elr()));
+                po.set("last_known_elr", ids(p.lastKnownElr()));
+            }
+        }
+        return o;
+    }
+
+    private static JsonNode logDirs(Admin admin, JsonNode req, int t) {
+        List<Integer> brokers = ints(req.path("brokers"));
+        Map<Integer, KafkaFuture<Map<String, LogDirDescription>>> futures =
+            admin.describeLogDirs(brokers, new DescribeLogDirsOptions().timeoutMs(t)).descriptions();
+        ObjectNode o = JSON.createObjectNode();
+        for (int b : brokers) {
+            ObjectNode bo = o.putObject(String.valueOf(b));
+            try {
+                ArrayNode replicas = bo.putArray("replicas");
+                for (Map.Entry<String, LogDirDescription> dir : get(futures.get(b), t).entrySet()) {
+                    for (Map.Entry<TopicPartition, ReplicaInfo> r : dir.getValue().replicaInfos().entrySet()) {
+                        ObjectNode ro = replicas.addObject();
+                        ro.put("topic", r.getKey().topic());
+                        ro.put("partition", r.getKey().partition());
+                        ro.put("size", r.getValue().size());
+                        ro.put("future", r.getValue().isFuture());
+                    }
+                }
+            } catch (Exception e) {
+                Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+                bo.remove("replicas");
+                bo.put("error_class", cause.getClass().getSimpleName());
+                bo.put("error", String.valueOf(cause.getMessage()));
+            }
+        }
+        return o;
+    }
+
+    private static TopicPartition partition(JsonNode n) {
+        return new TopicPartition(n.path("topic").asText(), n.path("partition").asInt());
+    }
+
+    private static JsonNode alterReassignments(Admin admin, JsonNode req, int t) {
+        Map<TopicPartition, Optional<NewPartitionReassignment>> changes = new LinkedHashMap<>();
+        for (JsonNode r : req.path("reassignments")) {
+            JsonNode target = r.get("target");
+            changes.put(partition(r), target == null || target.isNull() ? Optional.empty()
+                : Optional.of(new NewPartitionReassignment(ints(target))));
+        }
+        Map<TopicPartition, KafkaFuture<Void>> results =
+            admin.alterPartitionReassignments(changes, new AlterPartitionReassignmentsOptions().timeoutMs(t)).values();
+        ArrayNode out = JSON.createArrayNode();
+        for (TopicPartition tp : changes.keySet()) {
+            ObjectNode o = out.addObject();
+            o.put("topic", tp.topic());
+            o.put("partition", tp.partition());
+            try {
+                get(results.get(tp), t);
+                o.putNull("error_class");
+            } catch (Exception e) {
+                Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+                o.put("error_class", cause.getClass().getSimpleName());
+                o.put("error", String.valueOf(cause.getMessage()));
+            }
+        }
+        return out;
+    }
+
+    private static JsonNode listReassignments(Admin admin, int t) throws Exception {
+        Map<TopicPartition, PartitionReassignment> all =
+            get(admin.listPartitionReassignments(new ListPartitionReassignmentsOptions().timeoutMs(t)).reassignments(), t);
+        List<TopicPartition> keys = new ArrayList<>(all.keySet());
+        keys.sort((a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition())
+            : a.topic().compareTo(b.topic()));
+        ArrayNode out = JSON.createArrayNode();
+        for (TopicPartition tp : keys) {
+            PartitionReassignment r = all.get(tp);
+            ObjectNode o = out.addObject();
+            o.put("topic", tp.topic());
+            o.put("partition", tp.partition());
+            o.set("replicas", JSON.valueToTree(r.replicas()));
+            o.set("adding", JSON.valueToTree(r.addingReplicas()));
+            o.set("removing", JSON.valueToTree(r.removingReplicas()));
+        }
+        return out;
+    }
+
+    private static JsonNode electLeaders(Admin admin, JsonNode req, int t) throws Exception {
+        ElectionType type = "unclean".equals(req.path("type").asText()) ? ElectionType.UNCLEAN : ElectionType.PREFERRED;
+        Set<TopicPartition> partitions = new HashSet<>();
+        req.path("partitions").forEach(n -> partitions.add(partition(n)));
+        Map<TopicPartition, Optional<Throwable>> results =
+            get(admin.electLeaders(type, partitions, new ElectLeadersOptions().timeoutMs(t)).partitions(), t);
+        ArrayNode out = JSON.createArrayNode();
+        for (Map.Entry<TopicPartition, Optional<Throwable>> e : results.entrySet()) {
+            ObjectNode o = out.addObject();
+            o.put("topic", e.getKey().topic());
+            o.put("partition", e.getKey().partition());
+            if (e.getValue().isPresent()) {
+                o.put("error_class", e.getValue().get().getClass().getSimpleName());
+                o.put("error", String.valueOf(e.getValue().get().getMessage()));
+            } else {
+                o.putNull("error_class");
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,121 @@
+"""Processes and sockets on this machine, for the cluster: free ports, launching a JVM in its own process group,
+the listening sockets of a process, and ZooKeeper's `srvr` probe. Linux (/proc)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+from .config import HOST
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports on 127.0.0.1 that nothing listens on now: all bound at once (so they differ), then
+    released for the nodes. Another program could take one in between; the node then fails to bind, and the
+    start fails naming it."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((HOST, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def launch(argv: list[str], cwd: Path, output: Path) -> subprocess.Popen:
+    """Start a process in its own process group (a terminal's Ctrl-C reaches the driver only, which stops the
+    cluster in order), no stdin, stdout and stderr appended to `output`, no inherited descriptors (the
+    watchdog's pipe stays the driver's alone)."""
+    with open(output, "ab") as out:
+        return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                close_fds=True, process_group=0)
+
+
+def signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """Send `sig` to the process's group (the JVM and anything it started); nothing if it is gone."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:  # not a group leader after all: the process alone
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def kill_and_reap(proc: subprocess.Popen, timeout_s: float = 15.0) -> int | None:
+    """SIGKILL (a stopped process dies too) and wait; the exit status."""
+    signal_group(proc, signal.SIGKILL)
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return inodes
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    return inodes
+
+
+def _address(hex_addr: str) -> str:
+    """/proc/net/tcp{,6}'s little-endian hex address as text (IPv4-mapped IPv6 as its IPv4 address)."""
+    raw = bytes.fromhex(hex_addr)
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw[::-1])
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    text = socket.inet_ntop(socket.AF_INET6, words)
+    return text[7:] if text.startswith("::ffff:") and "." in text else text
+
+
+def listening_sockets(pid: int) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket the process listens on, IPv4 and IPv6 ("0.0.0.0" or "::" would be
+    every interface)."""
+    inodes = _socket_inodes(pid)
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if len(cols) > 9 and cols[3] == "0A" and cols[9] in inodes:  # 0A: LISTEN
+                addr, port = cols[1].split(":")
+                found.append((_address(addr), int(port, 16)))
+    return sorted(found)
+
+
+def zookeeper_serving(port: int, timeout_s: float = 2.0) -> bool:
+    """ZooKeeper answers its `srvr` four-letter word on 127.0.0.1:port (whitelisted by default): it serves."""
+    try:
+        with socket.create_connection((HOST, port), timeout=timeout_s) as s:
+            s.sendall(b"srvr")
+            data = b""
+            while chunk := s.recv(4096):
+                data += chunk
+    except OSError:
+        return False
+    return b"Zookeeper version" in data
+
+
+__all__ = ["free_ports", "kill_and_reap", "launch", "listening_sockets", "signal_group", "zookeeper_serving"]
