@@ -4,10 +4,11 @@
     python bench/spark_driver_memory.py --profile zk
 
 Measures the peak of Python allocations on the driver (tracemalloc) during
-`explore_spark(keep_graph=True)` (what liveness needed before issue 17: the whole state graph
-comes to the driver) and during `explore_spark(liveness=True)` followed by the classification of
-every `eventually` property's stuck states (what `kreassign check --engine spark` does now),
-each divided by the number of states; and checks both give the embedded checker's lassos.
+`explore_spark(model, SparkOptions(keep_graph=True))` (what liveness needed before issue 17: the whole
+state graph comes to the driver) and during `explore_spark(model, SparkOptions(liveness=True))` followed
+by the classification of every `eventually` property's stuck states (what `kreassign check --engine
+spark` does now), each divided by the number of states; and checks both give the embedded checker's
+lassos.
 Never asserts on the figures.
 """
 
@@ -25,6 +26,7 @@ from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.spark.engine import explore_spark, spark_session
+from kreassign.checker.spark.options import SparkOptions
 from kreassign.spec.properties import EVENTUALLY
 
 
@@ -49,11 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     goals = [p for p in model.properties() if p.kind == EVENTUALLY]
 
     def with_graph():
-        result = explore_spark(model, sc=sc, keep_graph=True)
+        result = explore_spark(model, SparkOptions(keep_graph=True), sc=sc)
         return result.states, {p.name: _classify_stuck(result.graph, p, (), True).unexpected for p in goals}
 
     def distributed():
-        result = explore_spark(model, sc=sc, liveness=True)
+        result = explore_spark(model, SparkOptions(liveness=True), sc=sc)
         return result.states, {p.name: result.classify_stuck(p, (), True)[0] for p in goals}
 
     embedded_graph = explore(model, keep_graph=True).graph

@@ -27,7 +27,9 @@ from anchor_model import anchor_model
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.check.suite import DEFAULT_SUITE
-from kreassign.checker.spark.engine import explore_spark, shuffle_write_by_job, spark_session
+from kreassign.checker.spark.engine import explore_spark, spark_session
+from kreassign.checker.spark.jobs import shuffle_write_by_job
+from kreassign.checker.spark.options import SparkOptions
 
 MODELS = {
     "kip236": lambda: build_model("reassignment", "kip236", DEFAULT_SUITE["kip236"]),
@@ -43,7 +45,7 @@ def run(sc: Any, name: str) -> None:
     embedded = explore(model)
     levels: list[dict[str, Any]] = []
     started = time.perf_counter()
-    result = explore_spark(model, sc=sc, warmup=False, level_log=levels)
+    result = explore_spark(model, SparkOptions(warmup=False), sc=sc, level_log=levels)
     seconds = time.perf_counter() - started
     assert (result.states, result.transitions, result.depth) == (embedded.states, embedded.transitions, embedded.depth)
     by_job = shuffle_write_by_job(sc)

@@ -35,6 +35,7 @@ from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.spark.engine import explore_spark, spark_session
+from kreassign.checker.spark.options import SparkOptions
 
 #: name -> (model factory, explore options)
 MODELS: dict[str, tuple[Callable[[], Any], dict[str, Any]]] = {
@@ -82,7 +83,7 @@ def bench_spark(master: str, buckets: int, names: list[str], repeat: int,
             def run(model: Any = model, options: dict[str, Any] = options,
                     logs: list[list[dict[str, Any]]] = logs) -> Any:
                 logs.append([])
-                return explore_spark(model, sc=sc, partitions=buckets, level_log=logs[-1], **options)
+                return explore_spark(model, SparkOptions(partitions=buckets, **options), sc=sc, level_log=logs[-1])
 
             warm_started = time.perf_counter()
             warm = run()

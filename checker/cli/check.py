@@ -133,12 +133,22 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> Search:
     if "watch" in options:
         raise UsageError("--max-memory: applies to the embedded engine only (Spark executors have their own limits)")
     try:
-        from kreassign.checker.spark.engine import spark_conf, spark_explorer
+        from kreassign.checker.spark.engine import spark_explorer
+        from kreassign.checker.spark.options import SparkOptions
+        from kreassign.checker.spark.session import spark_conf
     except ModuleNotFoundError as e:
         raise InfraError(f"--engine spark: cannot import {e.name} (pip install 'kreassign[spark]')") from None
+    import os  # kreassign's own Spark variables are read here and travel in SparkOptions
+
+    buckets = os.environ.get("KREASSIGN_SPARK_PARTITIONS") or "0"
+    if not buckets.strip().isdigit():
+        raise UsageError(f"KREASSIGN_SPARK_PARTITIONS: expected a number of buckets, got {buckets!r}")
+    timings = bool(os.environ.get("KREASSIGN_SPARK_PROFILE"))  # each task's phases on stderr
     try:
-        return Search(engine=spark_explorer(master=args.master, checkpoint_dir=args.checkpoint, resume_dir=args.resume,
-                                            conf=spark_conf(args.conf), timeout=args.spark_timeout), limits=options)
+        spark = SparkOptions(master=args.master, conf=spark_conf(args.conf), timeout=args.spark_timeout,
+                             checkpoint_dir=args.checkpoint, resume_dir=args.resume,
+                             partitions=int(buckets) or None, task_timings=timings)
+        return Search(engine=spark_explorer(options=spark), limits=options)
     except ValueError as e:
         raise UsageError(f"--resume/--checkpoint: {e}") from None
 

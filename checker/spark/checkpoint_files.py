@@ -1,4 +1,4 @@
-"""Checkpoints of Spark runs: one directory per BFS level, written through Hadoop's FileSystem.
+"""Checkpoint files of Spark runs: one directory per BFS level, written through Hadoop's FileSystem.
 
 Layout of a run's directory (`<checkpoint dir>/<model slug>-<model hash>/`):
 
@@ -12,7 +12,8 @@ Layout of a run's directory (`<checkpoint dir>/<model slug>-<model hash>/`):
 Everything goes through Spark's Hadoop FileSystem (py4j), so the directory may be a local
 path (local mode, or NFS shared by every node) or any Hadoop URI (hdfs://, s3a://, gs://,
 abfs://). A meta file is written to a temporary name and renamed. Nothing is pickled:
-blobs are numpy buffers and JSON (checker/spark/tasks.py).
+blobs are numpy buffers and JSON (checker/spark/tasks.py). A run commits and resumes its
+levels through checker/spark/checkpoint.py.
 """
 
 from __future__ import annotations

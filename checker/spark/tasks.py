@@ -4,11 +4,11 @@ A level of a bucket is `dedupe_task` (the candidates the previous level sent to 
 minus its visited runs: the level's new states, cached with the bucket) then `expand_task`
 (check and expand them: the next level's candidates, one blob per target bucket, and for
 the driver their discovery keys and the level's findings); `run_task` turns the new states
-into the bucket's next visited run. checker/spark/engine.py drives the levels; the driver
+into the bucket's next visited run. checker/spark/rounds.py drives the levels; the driver
 runs the same code in process for the first, small levels (`run_step`). Everything a task needs
 comes with it (the job dict and a broadcast of the previous level's keys): the task keeps
 no state between calls but the model cache, so a retried attempt computes exactly the
-same output (checker/spark/engine.py relies on it for fault tolerance).
+same output (checker/spark/rounds.py relies on it for fault tolerance).
 
 Discovery keys (how BFS order survives distribution). Every state gets a key that orders
 it within its level exactly as the embedded engine numbers it: `rank(parent) << 16 | k`,
@@ -92,7 +92,7 @@ class Runtime:
 
 
 def build_model(recipe: dict[str, Any]) -> Any:
-    """Rebuild a model from its recipe (checker/spark/engine.py `model_recipe`)."""
+    """Rebuild a model from its recipe (checker/spark/recipes.py `model_recipe`)."""
     return build_model_and_codec(recipe)[0]
 
 
@@ -618,7 +618,7 @@ def _token_table(tokens: list[str]) -> tuple[np.ndarray, list[str]]:
 
 # -- the step -------------------------------------------------------------------------------------
 #
-# A level of a bucket is two tasks chained in one Spark task (engine.py): `dedupe_task` turns the
+# A level of a bucket is two tasks chained in one Spark task (rounds.py): `dedupe_task` turns the
 # candidates sent to the bucket into its new states (against its visited runs) and
 # `expand_task` checks and expands them into the next level's candidates. The driver runs
 # both in turn, in process, for the first small levels (`run_step`).
@@ -647,7 +647,7 @@ def dedupe(rt: Runtime, runs: list[bytes], cands: list[Any], seeds: list[Level],
     int64 = rt.codec.int64
     visited = IntVisited(runs) if int64 else DigestVisited(runs)
     if job["mode"] == "seed":
-        return _concat_levels(seeds, int64), visited
+        return concat_levels(seeds, int64), visited
     pk = np.frombuffer(prev_keys.value, dtype=np.int64) if prev_keys is not None else EMPTY_I64
     new = dedupe_int(cands, visited, pk) if int64 else dedupe_bytes(cands, visited, pk)
     return new, visited
@@ -756,7 +756,7 @@ def run_task(bucket: int, records: Iterable[Any], int64: bool) -> Iterator[tuple
     cached with the bucket; later levels test membership against it)."""
     levels = [level_from_blob(value[1], int64) for _, (tag, value) in records if tag == LEVEL]
     if levels:
-        yield bucket, (RUN, run_blob(_concat_levels(levels, int64), int64))
+        yield bucket, (RUN, run_blob(concat_levels(levels, int64), int64))
 
 
 def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe: Any,
@@ -767,7 +767,7 @@ def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
     rt = runtime(job, recipe)
     _t = _Timer(bucket, job)
     levels = [level_from_blob(value[1], rt.codec.int64) for _, (tag, value) in records if tag == LEVEL]
-    new = _concat_levels(levels, rt.codec.int64)
+    new = concat_levels(levels, rt.codec.int64)
     own = IntVisited([run_blob(new, True)]) if rt.codec.int64 else DigestVisited([run_blob(new, False)])
     to: dict[int, list[Any]] = {}
     found: dict[str, list[Any]] = {}
@@ -788,13 +788,12 @@ def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
 
 
 class _Timer:
-    """KREASSIGN_SPARK_PROFILE=1: each task's phases on stderr (development aid)."""
+    """job["task_timings"] (SparkOptions.task_timings): each task's phases on stderr (development aid)."""
 
     def __init__(self, bucket: int, job: dict[str, Any]):
-        import os
         import time
 
-        self.on = bool(os.environ.get("KREASSIGN_SPARK_PROFILE"))
+        self.on = bool(job.get("task_timings"))
         self.clock = time.perf_counter
         self.last = self.clock()
         self.parts: list[str] = [f"L{job.get('level')} b{bucket}"]
@@ -846,7 +845,16 @@ def read_saved(line: str) -> tuple[str, bytes]:
     return name, base64.b64decode(data)
 
 
-def _concat_levels(levels: list[Level], int64: bool) -> Level:
+def saved_blob(record: tuple[str, bytes], keys_only: bool) -> tuple[str, int, tuple[bytes, ...]]:
+    """(tag, level, parts) of a saved blob; `keys_only`: of a level's states, the discovery keys alone."""
+    name, data = record
+    tag, level, _ = name.split(":")
+    parts = unpack(bytes(data))
+    return tag, int(level), tuple(parts[:1] if keys_only and tag == STATES else parts)
+
+
+def concat_levels(levels: list[Level], int64: bool) -> Level:
+    """Several levels' states (or one level's parts) as one Level, in the order given."""
     if not levels:
         if int64:
             return Level(EMPTY_I64, EMPTY_I64, EMPTY_I64)

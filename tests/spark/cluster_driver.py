@@ -23,7 +23,8 @@ import time
 
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.spark import engine
+from kreassign.checker.spark import engine, run
+from kreassign.checker.spark.options import SparkOptions
 
 from kreassign.cli import main
 
@@ -34,7 +35,7 @@ FLAGS = ["--profile", "kip455", "--brokers", "3", "--rf", "2", "--reassigns", "1
 def check_phase(out: str) -> None:
     # kip455 at these bounds is tiny: on a fast machine every level takes under DRIVER_LEVEL_SECONDS and
     # the warm-up would run them all on the driver, leaving the executors idle; the test asserts they ran
-    engine.DRIVER_LEVEL_SECONDS = 0.0
+    run.DRIVER_LEVEL_SECONDS = 0.0
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         code = main(["check", "--engine", "spark", *FLAGS, "--json", "--no-minimize", "--out", os.path.join(out, "cx")])
@@ -47,7 +48,7 @@ def check_phase(out: str) -> None:
 
 def fault_phase(out: str, kill_at: int) -> None:
     sc = engine.spark_context()
-    engine.PROGRESS_INTERVAL = 0  # a progress call after every level
+    run.PROGRESS_INTERVAL = 0  # a progress call after every level
 
     def progress(states: int, depth: int, rate: float) -> None:
         if depth == kill_at + 1:  # levels 0..kill_at done and cached on the executors
@@ -59,8 +60,8 @@ def fault_phase(out: str, kill_at: int) -> None:
 
     levels: list[dict] = []
     info: dict = {}
-    result = engine.explore_spark(build_model("reassignment", "kip455", BOUNDS), sc=sc, warmup=False,
-                                  progress=progress, level_log=levels, run_info=info)
+    result = engine.explore_spark(build_model("reassignment", "kip455", BOUNDS),
+                                  SparkOptions(warmup=False, progress=progress), sc=sc, level_log=levels, run_info=info)
     with open(os.path.join(out, "fault.json"), "w") as f:
         json.dump({"states": result.states, "transitions": result.transitions, "depth": result.depth,
                    "complete": result.complete, "edges": result.per_action_edges,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from kreassign.checker.spark import engine as spark_engine
+from kreassign.checker.spark import run as spark_run
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.suite import QUOTA_SUITE
 from kreassign.checker.config.bounds import Bounds
@@ -15,6 +15,7 @@ from kreassign.checker.models.reassign import ReassignmentModel
 pytestmark = pytest.mark.spark
 
 from kreassign.checker.spark.engine import explore_spark
+from kreassign.checker.spark.options import SparkOptions
 
 SMALL_KRAFT = Bounds(brokers=3, rf=2, reassigns=2, cancels=1)  # 100 states, 7 levels, 3 violations
 
@@ -48,7 +49,7 @@ def counts(result):
 
 def test_failed_tasks_change_nothing(sc, tmp_path):
     bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
-    result = explore_spark(FailsOncePerTask(str(tmp_path), "kip455", bounds), sc=sc, warmup=False)
+    result = explore_spark(FailsOncePerTask(str(tmp_path), "kip455", bounds), SparkOptions(warmup=False), sc=sc)
     assert len(os.listdir(tmp_path)) >= 3  # tasks failed at several levels, and were retried
     assert counts(result) == counts(explore(build_model("reassignment", "kip455", bounds)))
 
@@ -58,11 +59,11 @@ def test_resume_after_a_depth_bound_gives_the_uninterrupted_counts(sc, tmp_path)
     engine's, which test_spark_engine.py shows equal to an uninterrupted Spark run's)."""
     model = build_model("reassignment", "kraft", SMALL_KRAFT)
     uninterrupted = explore(model)
-    part = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), max_depth=3)
+    part = explore_spark(model, SparkOptions(checkpoint_dir=str(tmp_path), max_depth=3), sc=sc)
     assert (part.complete, part.depth) == (False, 3)
     (run_dir,) = os.listdir(tmp_path)
     assert sorted(os.listdir(tmp_path / run_dir)) == [f"level-{n:05d}" for n in range(3)]
-    resumed = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), resume=True)
+    resumed = explore_spark(model, SparkOptions(resume_dir=str(tmp_path)), sc=sc)
     assert counts(resumed) == counts(uninterrupted)
 
 
@@ -74,11 +75,12 @@ def test_an_interrupted_run_resumes_with_its_state_graph(sc, tmp_path, monkeypat
         if depth >= 4:
             raise Interrupted
 
-    monkeypatch.setattr(spark_engine, "PROGRESS_INTERVAL", 0.0)  # a progress call after every level
+    monkeypatch.setattr(spark_run, "PROGRESS_INTERVAL", 0.0)  # a progress call after every level
     model = build_model("reassignment", "kraft-3.7", Bounds(brokers=4, rf=2, reassigns=2, cancels=1))
     with pytest.raises(Interrupted):
-        explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), keep_graph=True, progress=interrupt_at_level_4)
-    resumed = explore_spark(model, sc=sc, checkpoint_dir=str(tmp_path), resume=True, keep_graph=True)
+        explore_spark(model, SparkOptions(checkpoint_dir=str(tmp_path), keep_graph=True, progress=interrupt_at_level_4),
+                      sc=sc)
+    resumed = explore_spark(model, SparkOptions(resume_dir=str(tmp_path), keep_graph=True), sc=sc)
     embedded = explore(model, keep_graph=True)
     assert counts(resumed) == counts(embedded)
     assert resumed.graph.states == embedded.graph.states
@@ -97,5 +99,5 @@ def test_cli_resume_of_a_finished_run_reads_it_back(sc, tmp_path, capsys):
     first = run("--checkpoint", checkpoint)
     assert run("--resume", checkpoint) == first
     with pytest.raises(FileNotFoundError):
-        explore_spark(build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]()), sc=sc,
-                      checkpoint_dir=str(tmp_path / "missing"), resume=True)
+        explore_spark(build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]()),
+                      SparkOptions(resume_dir=str(tmp_path / "missing")), sc=sc)

@@ -35,7 +35,7 @@ pytest.importorskip("pyspark")
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.spark.engine import LOG4J2
+from kreassign.checker.spark.session import LOG4J2
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

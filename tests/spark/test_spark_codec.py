@@ -31,7 +31,7 @@ from anchor_model import CONFIGS, AnchorModel, anchor_model
 
 pyspark = pytest.importorskip("pyspark")
 from kreassign.checker.spark import tasks as T
-from kreassign.checker.spark.engine import model_recipe
+from kreassign.checker.spark.recipes import model_recipe
 
 
 def reachable(model):

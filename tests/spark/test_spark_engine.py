@@ -29,6 +29,7 @@ from anchor_model import CONFIGS, AnchorModel, anchor_model
 pytestmark = pytest.mark.spark
 
 from kreassign.checker.spark.engine import explore_spark, spark_explorer
+from kreassign.checker.spark.options import SparkOptions
 
 SMALL_ZK = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1, failovers=1)
 SMALL_KIP455 = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)  # 457 states, 10 levels
@@ -115,11 +116,12 @@ def test_same_answers_as_the_embedded_engine(sc, case):
     model = make()
     embedded = explore(model, **options)
     levels: list[dict] = []
-    assert_same(embedded, explore_spark(model, sc=sc, warmup=False, level_log=levels, **options), model, identical)
+    assert_same(embedded, explore_spark(model, SparkOptions(warmup=False, **options), sc=sc, level_log=levels), model,
+                identical)
     assert {lv["where"] for lv in levels} == {"spark"}
     if case == "kraft":
         levels = []
-        assert_same(embedded, explore_spark(model, sc=sc, level_log=levels, **options), model, identical)
+        assert_same(embedded, explore_spark(model, SparkOptions(**options), sc=sc, level_log=levels), model, identical)
         # level 0 on the driver, and the next ones while each takes under DRIVER_LEVEL_SECONDS
         # (how many depends on the machine's speed), the last ones on Spark
         assert levels[0]["where"] == "driver" and levels[-1]["where"] == "spark"
@@ -130,13 +132,13 @@ def test_results_do_not_depend_on_the_number_of_buckets(sc, buckets):
     """One, two (CASES above) and three buckets give the same answers, down to the counterexample
     paths (identical to the embedded engine's on the object store)."""
     model = build_model("reassignment", "kip455", SMALL_KIP455)
-    assert_same(explore(model), explore_spark(model, sc=sc, partitions=buckets), model)
+    assert_same(explore(model), explore_spark(model, SparkOptions(partitions=buckets), sc=sc), model)
 
 
 def test_kernel_model_same_answers_whatever_the_buckets(sc):
     """The anchor's numpy kernel: the embedded counts with two buckets, the same paths with three."""
     anchor = anchor_model("N4_fail")
-    two, three = (explore_spark(anchor, sc=sc, partitions=n, check_deadlock=True) for n in (2, 3))
+    two, three = (explore_spark(anchor, SparkOptions(partitions=n, check_deadlock=True), sc=sc) for n in (2, 3))
     assert_same(explore(anchor, check_deadlock=True), two, anchor, identical_paths=False)
     assert_same(two, three, anchor)
 
@@ -144,19 +146,19 @@ def test_kernel_model_same_answers_whatever_the_buckets(sc):
 def test_bounds_and_stopping(sc):
     model = Grid()
     for options in ({"max_depth": 3}, {"max_depth": 1}, {"max_states": 7}):
-        embedded, spark = explore(model, **options), explore_spark(model, sc=sc, **options)
+        embedded, spark = explore(model, **options), explore_spark(model, SparkOptions(**options), sc=sc)
         assert spark.complete is False
         assert (spark.states, spark.depth) == (embedded.states, embedded.depth)
         if "max_depth" in options:
             assert spark.transitions == embedded.transitions
-    stopped = explore_spark(model, sc=sc, stop_on_violation=True, check_deadlock=True)
+    stopped = explore_spark(model, SparkOptions(stop_on_violation=True, check_deadlock=True), sc=sc)
     assert not stopped.complete and (stopped.violations or stopped.deadlock)
 
 
 def test_state_graph_is_the_embedded_engines(sc):
     model = build_model("quota", "kip599-draft", QUOTA_SUITE["kip599-draft"]())
     embedded = explore(model, keep_graph=True).graph
-    graph = explore_spark(model, sc=sc, keep_graph=True, warmup=False).graph
+    graph = explore_spark(model, SparkOptions(keep_graph=True, warmup=False), sc=sc).graph
     assert graph.states == embedded.states
     assert graph.successors == embedded.successors
     assert graph.actions == embedded.actions  # decoded from the actions' JSON
@@ -193,7 +195,7 @@ def test_a_model_that_fails_for_good_names_the_error(sc):
             yield from super().successors(s)
 
     with pytest.raises(InfraError, match="BFS level 2 of grid failed: .*broken successor function"):  # the task's error
-        explore_spark(Broken(), sc=sc, warmup=False)
+        explore_spark(Broken(), SparkOptions(warmup=False), sc=sc)
     with pytest.raises(ValueError, match="broken successor function"):  # raised on the driver (warm-up)
         explore_spark(Broken(), sc=sc)
 
@@ -221,10 +223,10 @@ class Ladder(Model):
 def test_bytes_shuffled_follow_the_frontier_not_the_visited_set(sc):
     """Spark's own shuffle-write metric per level: constant while the visited set grows 10-fold
     (the visited runs stay with their buckets; before issue 17 they went through every shuffle)."""
-    from kreassign.checker.spark.engine import shuffle_write_by_job
+    from kreassign.checker.spark.jobs import shuffle_write_by_job
 
     model = Ladder()
-    result = explore_spark(model, sc=sc, warmup=False)
+    result = explore_spark(model, SparkOptions(warmup=False), sc=sc)
     assert (result.states, result.depth) == (Ladder.WIDTH * Ladder.DEPTH, Ladder.DEPTH)
     written = shuffle_write_by_job(sc)
     per_level = [written.get(f"kreassign: BFS level {n} of ladder", 0) for n in range(2, Ladder.DEPTH)]

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from kreassign.checker.spark import engine
+from kreassign.checker.spark import jobs, session
 
 from kreassign.errors import InfraError, UsageError
 
@@ -19,13 +19,13 @@ def test_an_unreachable_master_fails_at_once():
         port = s.getsockname()[1]
     # a port probe before any JVM starts, so the answer does not wait for Spark's minute of retries
     with pytest.raises(InfraError, match=rf"Spark master spark://127.0.0.1:{port} is unreachable"):
-        engine.check_reachable(f"spark://127.0.0.1:{port}", 5)
+        session.check_reachable(f"spark://127.0.0.1:{port}", 5)
 
 
 def test_conf_flags_are_key_value_pairs():
-    assert engine.spark_conf(["spark.executor.memory=4g", "a.b= x=y"]) == {"spark.executor.memory": "4g", "a.b": " x=y"}
+    assert session.spark_conf(["spark.executor.memory=4g", "a.b= x=y"]) == {"spark.executor.memory": "4g", "a.b": " x=y"}
     with pytest.raises(UsageError, match="--conf 'spark.executor.memory': expected KEY=VALUE"):
-        engine.spark_conf(["spark.executor.memory"])
+        session.spark_conf(["spark.executor.memory"])
 
 
 class JavaError(Exception):
@@ -54,7 +54,7 @@ def test_errors_name_the_java_exception_its_cause_and_the_stage():
                          "Job aborted due to stage failure: Task 1 in stage 7.0 failed 4 times\nmore",
                          JavaError.Obj("java.io.IOException", "No space left on device"))
     with pytest.raises(InfraError) as info:
-        engine._run_job(lambda: (_ for _ in ()).throw(JavaError(java)), what="BFS level 3 of kraft")
+        jobs.run_job(lambda: (_ for _ in ()).throw(JavaError(java)), what="BFS level 3 of kraft")
     message = str(info.value)
     assert message.startswith("Spark: BFS level 3 of kraft failed: org.apache.spark.SparkException: "
                               "Job aborted due to stage failure: Task 1 in stage 7.0 failed 4 times")
@@ -63,4 +63,4 @@ def test_errors_name_the_java_exception_its_cause_and_the_stage():
 
 def test_engine_bugs_keep_their_traceback():
     with pytest.raises(KeyError):
-        engine._run_job(lambda: {}["x"])
+        jobs.run_job(lambda: {}["x"])

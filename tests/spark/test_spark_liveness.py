@@ -21,6 +21,7 @@ from kreassign.spec.properties import Property
 pytestmark = pytest.mark.spark
 
 from kreassign.checker.spark.engine import explore_spark
+from kreassign.checker.spark.options import SparkOptions
 
 
 class Cancel:  # an admin action (liveness.ADMIN_ACTIONS): it does not rescue a stuck state
@@ -64,7 +65,7 @@ class Trap(Model):
 def classified(sc, model, findings, want=True):
     prop = model.properties()[0]
     embedded = _classify_stuck(explore(model, keep_graph=True).graph, prop, findings, want)
-    spark = explore_spark(model, sc=sc, warmup=False, liveness=True)
+    spark = explore_spark(model, SparkOptions(warmup=False, liveness=True), sc=sc)
     assert spark.graph is None  # nothing of the graph came to the driver
     return (embedded.unexpected, embedded.findings), spark.classify_stuck(prop, findings, want)
 

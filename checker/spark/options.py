@@ -1,0 +1,73 @@
+"""How one Spark exploration runs: one frozen value instead of a dozen loose parameters.
+
+`kreassign check --engine spark` builds it once from its flags (checker/cli/check.py) and hands it
+to `spark_explorer`; `explore_spark(model, options)` and `SparkRun(sc, model, options)` take the
+same value. The search's own options (bfs.explore's) are fields too: the explorer sets them per
+call from what `check_model` asks for (`for_search`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from kreassign.checker.spark.checkpoint_files import absolute_uri
+
+#: the options an explorer with bfs.explore's signature receives on each call
+SEARCH_FIELDS = ("max_states", "max_depth", "check_deadlock", "stop_on_violation", "keep_graph", "progress")
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    # the session: explicit settings win over spark-submit's and spark-defaults.conf's (--master, --conf)
+    master: str | None = None  # None: spark-submit's or spark-defaults' master, else local[*]
+    conf: Mapping[str, str] = field(default_factory=dict)  # read-only once built
+    timeout: float | None = None  # s without any executor before giving up (--spark-timeout; None: 120)
+    #: buckets the states are spread over (None: spark.kreassign.partitions, else the session's default
+    #: parallelism; `kreassign check` reads KREASSIGN_SPARK_PARTITIONS into it)
+    partitions: int | None = None
+    # checkpoints: every level kept in checkpoint_dir (--checkpoint); resume_dir continues the runs kept
+    # there and keeps checkpointing into it (--resume)
+    checkpoint_dir: str | None = None
+    resume_dir: str | None = None
+    # the search: bfs.explore's options, same meanings (docs/spark.md says where results differ)
+    max_states: int | None = None
+    max_depth: int | None = None
+    check_deadlock: bool = False
+    stop_on_violation: bool = False
+    keep_graph: bool = False
+    progress: Callable[[int, int, float], None] | None = None  # (states, depth, states per second)
+    liveness: bool = False  # stuck states classified on the executors (no graph on the driver)
+    warmup: bool = True  # the first, small levels on the driver (False: every level on Spark)
+    task_timings: bool = False  # each task prints its phases' times on stderr (KREASSIGN_SPARK_PROFILE=1)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))
+        if self.checkpoint_dir and self.resume_dir and \
+                absolute_uri(self.checkpoint_dir) != absolute_uri(self.resume_dir):
+            raise ValueError("--resume continues checkpointing into its own directory: "
+                             "drop --checkpoint or use the same one")
+
+    @property
+    def checkpoint_root(self) -> str | None:
+        """The directory levels are saved in (and, when resuming, read from)."""
+        return self.checkpoint_dir or self.resume_dir
+
+    @property
+    def resume(self) -> bool:
+        return self.resume_dir is not None
+
+    def for_search(self, **search: Any) -> SparkOptions:
+        """These options with bfs.explore's keyword arguments applied (TypeError for any other name)."""
+        unknown = sorted(set(search) - set(SEARCH_FIELDS))
+        if unknown:
+            raise TypeError(f"the Spark explorer takes bfs.explore's options, not {', '.join(unknown)}")
+        return replace(self, **search)
+
+
+#: the defaults: the user's (or spark-submit's) session, else local[*]; no checkpoint; a plain search
+DEFAULT_OPTIONS = SparkOptions()
+
+__all__ = ["DEFAULT_OPTIONS", "SEARCH_FIELDS", "SparkOptions"]

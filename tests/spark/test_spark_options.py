@@ -1,0 +1,48 @@
+"""SparkOptions, the one value a Spark run is configured by, and the explorer built from it (no session)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from kreassign.checker.spark.options import SEARCH_FIELDS, SparkOptions
+
+
+def test_resume_checkpoints_into_its_own_directory(tmp_path):
+    with pytest.raises(ValueError, match="--resume continues checkpointing into its own directory"):
+        SparkOptions(checkpoint_dir=str(tmp_path / "a"), resume_dir=str(tmp_path / "b"))
+    same = SparkOptions(checkpoint_dir=str(tmp_path / "a"), resume_dir=str(tmp_path / "a" / "."))
+    assert same.resume and same.checkpoint_root == str(tmp_path / "a")
+    assert SparkOptions(resume_dir="r").checkpoint_root == "r" and not SparkOptions(checkpoint_dir="c").resume
+
+
+def test_the_value_is_frozen_and_its_conf_read_only():
+    conf = {"spark.executor.memory": "4g"}
+    options = SparkOptions(conf=conf)
+    conf["spark.executor.memory"] = "8g"  # the caller's dict is copied
+    assert options.conf == {"spark.executor.memory": "4g"}
+    with pytest.raises(TypeError):
+        options.conf["spark.executor.cores"] = "2"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.master = "local[2]"
+
+
+def test_for_search_takes_bfs_explores_options_only():
+    base = SparkOptions(master="local[2]", partitions=3)
+    searched = base.for_search(max_states=10, keep_graph=True, stop_on_violation=True)
+    assert (searched.master, searched.partitions, searched.max_states, searched.keep_graph) == \
+        ("local[2]", 3, 10, True)
+    assert base.max_states is None  # a new value; the explorer's own options stay as built
+    with pytest.raises(TypeError, match="checkpoint_dir"):
+        base.for_search(checkpoint_dir="elsewhere")
+    assert set(SEARCH_FIELDS) <= {f.name for f in dataclasses.fields(SparkOptions)}
+
+
+def test_the_explorer_declares_what_it_records():
+    pytest.importorskip("pyspark")
+    from kreassign.checker.spark.engine import SparkExplorer, spark_explorer
+
+    explorer = spark_explorer(SparkOptions(master="local[2]"))
+    assert isinstance(explorer, SparkExplorer) and explorer.options.master == "local[2]"
+    assert (explorer.engine, explorer.runs) == ("spark", [])
+    assert {f.name for f in dataclasses.fields(SparkExplorer)} == {"options", "engine", "runs"}
