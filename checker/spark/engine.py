@@ -152,7 +152,7 @@ def spark_context(options: SparkOptions = DEFAULT_OPTIONS) -> Any:
 # -- exploring -----------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)  # (an explorer is compared by identity, as the function it replaces was)
 class SparkExplorer:
     """An explorer with `bfs.explore`'s signature that runs on Spark (`kreassign check --engine spark`).
 
