@@ -267,19 +267,9 @@ def explore_classified(model: Model, profile: str, *, keep_graph: bool, progress
                           "the issue-14 capability bounds, the embedded engine, no --no-fast)")
     engine = partial(compositional_explorer if compose else packed_explorer, engine_options=engine_options) if fast \
         else None
-    if search.embedded:  # the engines read `engine_properties` (explore/protocol.py)
-        result = search.run(engine, model.checking(engine_props), keep_graph=keep_graph, progress=progress,
-                            stop_on_violation=stop)
-    else:  # Spark ships the model to its executors with its properties: patched on it for the run
-        patched = model.__dict__.get("properties")
-        model.properties = lambda: engine_props  # type: ignore[method-assign]
-        try:
-            result = search.run(engine, model, keep_graph=keep_graph, progress=progress, stop_on_violation=stop)
-        finally:
-            if patched is None:
-                del model.properties  # back to the class's method
-            else:
-                model.properties = patched  # type: ignore[method-assign]
+    # every engine reads the properties it checks from `engine_properties` (explore/protocol.py), Spark's executors too
+    result = search.run(engine, model.checking(engine_props), keep_graph=keep_graph, progress=progress,
+                        stop_on_violation=stop)
     out: dict[str, Classified] = {}
     for p in props:
         declared = findings_for(profile, p.name, release)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kreassign.checker.explore.protocol import Model
+from kreassign.checker.explore.protocol import Model, checked_properties
 from kreassign.checker.spark.codec import Codec, CodecError, check_codec, codec_for
 from kreassign.checker.spark.options import SparkOptions
 from kreassign.checker.spark.recipes import model_recipe, recipe_id
@@ -35,7 +35,7 @@ class RunContext:
 
     @classmethod
     def build(cls, sc: Any, model: Model, options: SparkOptions) -> RunContext:
-        properties = {p.name: p for p in model.properties()}
+        properties = {p.name: p for p in checked_properties(model)}
         inits, truncated = _initial_states(model, options.max_states)
         codec = None
         if inits:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.explore.bfs import ExploreResult
-from kreassign.checker.explore.protocol import Model
+from kreassign.checker.explore.protocol import Model, checked_properties
 from kreassign.checker.spark.errors import describe_error, first_line
 from kreassign.checker.spark.options import DEFAULT_OPTIONS, SparkOptions
 from kreassign.checker.spark.run import SparkRun
@@ -171,7 +171,7 @@ class SparkExplorer:
             # liveness needs no graph on the driver: the engine checks it where the states are,
             # except fair liveness (spec/fairness.py: strongly connected components), which keeps it
             live = options.keep_graph and not any(
-                p.kind == EVENTUALLY and p.extra.get("fairness") is not None for p in model.properties())
+                p.kind == EVENTUALLY and p.extra.get("fairness") is not None for p in checked_properties(model))
             options = replace(options, keep_graph=options.keep_graph and not live, liveness=live)
             return explore_spark(model, options, sc=sc, run_info=info)
         finally:

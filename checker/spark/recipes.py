@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from kreassign.checker.spark import tasks as T
+from kreassign.checker.explore.protocol import checked_properties
 
 
 def _patched(model: Any) -> bool:
@@ -35,8 +36,8 @@ def _rebuildable_recipe(model: Any) -> dict[str, Any] | None:
     from kreassign.checker.models.reassign import ReassignmentModel
     from kreassign.checker.models.symmetry import SymmetryReduced
 
-    if _patched(model):
-        return None
+    if _patched(model) or getattr(model, "engine_properties", None) is not None:
+        return None  # a rebuild from profile and bounds would have neither its methods nor its checked properties
     if type(model) is ReassignmentModel:
         from kreassign.reference import PROFILES, profile
 
@@ -129,7 +130,7 @@ def model_recipe(model: Any, codec: Any = None) -> dict[str, Any]:
         try:
             rebuilt = T.build_model(recipe)
             same = (rebuilt.describe() == model.describe()
-                    and [p.name for p in rebuilt.properties()] == [p.name for p in model.properties()]
+                    and [p.name for p in checked_properties(rebuilt)] == [p.name for p in checked_properties(model)]
                     and list(rebuilt.init_states()) == list(model.init_states()))
         except Exception:  # noqa: BLE001 - a recipe that does not rebuild: ship the model itself
             same = False

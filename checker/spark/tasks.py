@@ -40,6 +40,7 @@ from pyspark.serializers import CPickleSerializer, pack_long
 
 from kreassign.checker.spark.codec import Codec, codec_for
 from kreassign.errors import InfraError
+from kreassign.checker.explore.protocol import checked_properties
 
 K_BITS = 16  # the edge index k of a discovery key
 K_MASK = (1 << K_BITS) - 1
@@ -63,7 +64,7 @@ class Runtime:
     def __init__(self, model: Any, codec_name: str, sample: Any, codec: Codec | None = None):
         self.model = model
         self.codec: Codec = codec if codec is not None else codec_for(model, sample, codec_name)
-        self.properties = {p.name: p for p in model.properties()}
+        self.properties = {p.name: p for p in checked_properties(model)}
         self.kernel = callable(getattr(model, "successor_arrays", None)) and callable(getattr(model, "action_of", None))
         from kreassign.checker.explore.protocol import Model
 
