@@ -154,8 +154,15 @@ class Cluster:
             layout.config_file.write_text(text, encoding="utf-8")
             self._nodes[layout.name] = _Node(layout)
         self._log(f"cluster: starting {spec.describe()} in {root}")
+        helper_dir = root / "admin"
+        (helper_dir / "logs").mkdir(parents=True)
+        # the helper's JVM starts while the nodes are formatted and start (it connects once brokers listen)
+        self._admin = ClusterAdmin(self._helper_argv(helper_classes, helper_dir), helper_dir,
+                                   helper_dir / "stdout.log")
+        self._admin.start()
         if spec.mode == "kraft":
             self._format_storage()
+            self._log(f"cluster: formatted the storage of {len(self._nodes)} nodes")
         else:
             zk = self._nodes["zookeeper"]
             self._launch(zk)
@@ -165,12 +172,9 @@ class Cluster:
         for node in self._nodes.values():
             if node.layout.role != "zookeeper":
                 self._launch(node)
-        helper_dir = root / "admin"
-        (helper_dir / "logs").mkdir(parents=True)
-        self._admin = ClusterAdmin(self._helper_argv(helper_classes, helper_dir), helper_dir,
-                                   helper_dir / "stdout.log")
-        self._admin.start()
+        self._log(f"cluster: launched {len(self._nodes)} nodes")
         self.wait_until_ready(spec.start_timeout_s)
+        self.cluster_id = self.admin.describe_cluster()["cluster_id"]  # zk mode: the one ZooKeeper holds
 
     def _helper_argv(self, classes: Path, helper_dir: Path) -> list[str]:
         """The Admin helper's JVM: the cluster's JVM options, its classes ahead of the release's jars."""

@@ -355,16 +355,16 @@ def listeners_of(text: str) -> list[str]:
     """Every host:port a server.properties / zoo.cfg names for a listener (listeners, advertised listeners,
     controller voters, ZooKeeper's client address): what the tests check is 127.0.0.1 only."""
     out: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("#") or "=" not in line:
-            continue
-        key, value = line.split("=", 1)
+    settings = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    for key, value in settings.items():
         if key in ("listeners", "advertised.listeners"):
             out += [v.split("://", 1)[1] for v in value.split(",")]
         elif key == "controller.quorum.voters":
             out += [v.split("@", 1)[1] for v in value.split(",")]
-        elif key in ("zookeeper.connect", "clientPortAddress"):
+        elif key == "zookeeper.connect":
             out += value.split(",")
+        elif key == "clientPort":
+            out.append(f"{settings.get('clientPortAddress', '0.0.0.0')}:{value}")  # no address: every interface
     return out
 
 
