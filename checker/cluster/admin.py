@@ -83,27 +83,34 @@ def compile_helper(javac: str, lib: Path, version: str) -> Path:
 class ClusterAdmin:
     """One helper JVM speaking to the cluster through `bootstrap`; requests are serialised (one at a time)."""
 
+    #: how long past a request's own timeout (Kafka's, inside the helper) its reply may take
+    REPLY_MARGIN_S = 10.0
+
     def __init__(self, argv: list[str], cwd: Path, output: Path):
         self._argv, self._cwd, self._output = argv, cwd, output
         self._proc: subprocess.Popen | None = None
         self._replies: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
     def start(self) -> None:
+        """Start the helper's JVM (again, after one that died or was given up on: each has its own replies)."""
         with open(self._output, "ab") as err:
             self._proc = subprocess.Popen(self._argv, cwd=self._cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=err, close_fds=True, process_group=0)
-        proc = self._proc
-        threading.Thread(target=self._read, args=(proc,), name="kreassign-cluster-admin", daemon=True).start()
+        self._replies = queue.Queue()
+        threading.Thread(target=self._read, args=(self._proc, self._replies), name="kreassign-cluster-admin",
+                         daemon=True).start()
 
-    def _read(self, proc: subprocess.Popen) -> None:
+    @staticmethod
+    def _read(proc: subprocess.Popen, replies: queue.Queue) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
-            self._replies.put(line)
-        self._replies.put(None)  # the helper ended
+            replies.put(line)
+        replies.put(None)  # the helper ended
 
     def _tail(self) -> str:
         try:
@@ -115,9 +122,11 @@ class ClusterAdmin:
     def call(self, op: str, timeout_s: float = 10.0, **args: Any) -> Any:
         """One request; Kafka's answer (`result`), or AdminRequestError for Kafka's error."""
         with self._lock:
+            if self._closed:
+                raise AdminError("the cluster is closed")
+            if self._proc is None or self._proc.poll() is not None:
+                self.start()  # it died, or a request was given up on: a new helper answers
             proc = self._proc
-            if proc is None or proc.poll() is not None:
-                raise AdminError(f"the cluster's Admin helper is not running{self._tail()}")
             request = {"op": op, "timeout_ms": int(timeout_s * 1000), **args}
             try:
                 proc.stdin.write((json.dumps(request) + "\n").encode())  # type: ignore[union-attr]
@@ -125,13 +134,14 @@ class ClusterAdmin:
             except OSError:
                 raise AdminError(f"the cluster's Admin helper stopped reading{self._tail()}") from None
             try:
-                line = self._replies.get(timeout=timeout_s + 10)  # Kafka's own timeout fires first
+                line = self._replies.get(timeout=timeout_s + self.REPLY_MARGIN_S)
             except queue.Empty:
                 # a reply that came later would answer the next request: this helper is no use any more
                 procs.kill_and_reap(proc)
-                raise AdminError(f"the cluster's Admin helper did not answer {op} within {timeout_s + 10:.0f} s") \
-                    from None
+                raise AdminError(f"the cluster's Admin helper did not answer {op} within "
+                                 f"{timeout_s + self.REPLY_MARGIN_S:.0f} s") from None
             if line is None:
+                self._proc = None
                 raise AdminError(f"the cluster's Admin helper ended{self._tail()}")
         reply = json.loads(line)
         if not reply.get("ok"):
@@ -139,6 +149,7 @@ class ClusterAdmin:
         return reply.get("result")
 
     def close(self) -> None:
+        self._closed = True
         proc, self._proc = self._proc, None
         if proc is None:
             return

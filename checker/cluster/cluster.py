@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from kreassign.checker.implementations.kafka import find_java_tools, releases
+from kreassign.checker.implementations.kafka import KafkaSetupError, find_java_tools, releases
 
 from kreassign.errors import InfraError
 
@@ -134,7 +134,10 @@ class Cluster:
         release = releases.cached(spec.version, "broker") or releases.fetch(spec.version, kind="broker",
                                                                             log=self._log)
         self._lib = release.lib
-        self._java, javac = find_java_tools()
+        try:
+            self._java, javac = find_java_tools()
+        except KafkaSetupError as e:
+            raise ClusterError(str(e).replace("--impl kafka", "a Kafka cluster")) from None
         helper_classes = compile_helper(javac, release.lib, spec.version)
         self.directory = Path(tempfile.mkdtemp(prefix="kreassign-cluster-")).resolve()
         # the watchdog first: from here on, whatever happens to this process, the directory and its JVMs go
@@ -247,7 +250,7 @@ class Cluster:
     def _brokers_missing(self) -> str | None:
         """None once every running broker is registered and unfenced and answers a request sent to it itself."""
         expected = sorted(n.layout.node_id for n in self._nodes.values()
-                          if n.layout.role == "broker" and n.state in ("running", "paused"))
+                          if n.layout.role == "broker" and n.state == "running")  # not a paused one
         seen = self.admin.broker_ids(timeout_s=5)
         absent = [b for b in expected if b not in seen]
         if absent:

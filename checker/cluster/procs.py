@@ -4,6 +4,7 @@ the listening sockets of a process, and ZooKeeper's `srvr` probe. Linux (/proc).
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -11,14 +12,41 @@ from pathlib import Path
 
 from .config import HOST
 
+#: where ports are drawn from when the kernel's ephemeral range leaves room below it
+PORT_FLOOR = 10000
 
-def free_ports(count: int) -> list[int]:
-    """`count` distinct ports on 127.0.0.1 that nothing listens on now: all bound at once (so they differ), then
-    released for the nodes. Another program could take one in between; the node then fails to bind, and the
-    start fails naming it."""
-    sockets = []
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for the local ports of outgoing connections (ip_local_port_range)."""
     try:
-        for _ in range(count):
+        low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
+    """`count` distinct ports on 127.0.0.1 that nothing listens on now, below the kernel's ephemeral range: the
+    nodes bind them seconds later, and an outgoing connection (any client on the machine) never takes a port
+    outside that range in between. Each is bound once to prove it free, all at once so they differ. Another
+    program binding one on purpose in between makes its node fail to start, naming it."""
+    rng = rng or random.Random()
+    low, _ = ephemeral_range()
+    candidates = rng.sample(range(PORT_FLOOR, low), min(low - PORT_FLOOR, 64 * count)) if low - PORT_FLOOR >= 1000 \
+        else []
+    sockets: list[socket.socket] = []
+    try:
+        for port in candidates:
+            if len(sockets) == count:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind((HOST, port))
+            except OSError:
+                s.close()
+                continue
+            sockets.append(s)
+        while len(sockets) < count:  # no room below the ephemeral range: let the kernel choose
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind((HOST, 0))
             sockets.append(s)
@@ -118,4 +146,4 @@ def zookeeper_serving(port: int, timeout_s: float = 2.0) -> bool:
     return b"Zookeeper version" in data
 
 
-__all__ = ["free_ports", "kill_and_reap", "launch", "listening_sockets", "signal_group", "zookeeper_serving"]
+__all__ = ["PORT_FLOOR", "ephemeral_range", "free_ports", "kill_and_reap", "launch", "listening_sockets", "signal_group", "zookeeper_serving"]

@@ -148,9 +148,12 @@ def test_both_log_configurations_write_the_distributions_three_files():
 # -- processes and sockets ----------------------------------------------------------------------------------
 
 
-def test_free_ports_are_distinct_and_free_on_127_0_0_1():
+def test_free_ports_are_distinct_free_on_127_0_0_1_and_never_ephemeral():
     ports = procs.free_ports(6)
     assert len(set(ports)) == 6
+    low, high = procs.ephemeral_range()
+    if low - procs.PORT_FLOOR >= 1000:  # an outgoing connection cannot take them before the node binds them
+        assert all(procs.PORT_FLOOR <= p < low for p in ports)
     for port in ports:
         with socket.socket() as s:
             s.bind(("127.0.0.1", port))
@@ -322,3 +325,43 @@ def test_cluster_without_an_action_is_exit_2(capsys):
     assert cli.main(["cluster", "fetch"]) == 2
     assert cli.main(["cluster", "fetch", "4.4.0", "--all"]) == 2
     assert "expected an action" in capsys.readouterr().err
+
+
+# -- the Admin helper's protocol, with a stand-in for the JVM ----------------------------------------------
+
+FAKE_HELPER = r"""
+import json, sys, time
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "hang":
+        time.sleep(60)
+    elif req["op"] == "die":
+        sys.exit(1)
+    reply = {"ok": True, "result": req} if req["op"] != "refuse" else \
+        {"ok": False, "error_class": "TopicExistsException", "error": "Topic 't' already exists."}
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def test_the_admin_client_speaks_json_lines_and_replaces_a_helper_that_died_or_hung(tmp_path):
+    from kreassign.checker.cluster.admin import AdminError, AdminRequestError, ClusterAdmin
+
+    admin = ClusterAdmin([sys.executable, "-c", FAKE_HELPER], tmp_path, tmp_path / "out.log")
+    admin.REPLY_MARGIN_S = 0.5
+    admin.start()
+    try:
+        assert admin.call("describe_cluster", 2, x=1) == {"op": "describe_cluster", "timeout_ms": 2000, "x": 1}
+        with pytest.raises(AdminRequestError) as e:
+            admin.call("refuse")
+        assert e.value.error_class == "TopicExistsException" and "already exists" in str(e.value)
+        first = admin.pid
+        with pytest.raises(AdminError, match="ended"):
+            admin.call("die")
+        assert admin.call("again")["op"] == "again" and admin.pid != first  # a new helper answers
+        with pytest.raises(AdminError, match="did not answer hang within 1 s"):
+            admin.call("hang", 0.5)
+        assert admin.call("after")["op"] == "after"  # the hung one was killed and replaced
+    finally:
+        admin.close()
+    with pytest.raises(AdminError, match="closed"):
+        admin.call("late")
