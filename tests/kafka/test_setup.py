@@ -21,7 +21,6 @@ KAFKA_39 = "3.9.2"  # as conftest.py: the release these tests pin
 def _no_java(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.delenv(K.JAVA_ENV, raising=False)
 
 
 def _libs(tmp_path, version=KAFKA_39):
