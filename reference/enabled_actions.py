@@ -106,6 +106,8 @@ def _admin_requests(space: ActionSpace) -> tuple[Any, ...]:
 
 def default_enabled_actions(state: ClusterState, space: ActionSpace, extra: Iterable[Any] = ()) -> list[Any]:
     """The common enumeration, in a fixed order: admin, ISR, brokers, elections, log, extras."""
+    # twin: checker/packed/kraft_kernel.py KraftKernel.enabled
+    # twin: checker/packed/kraft_vector.py VectorKernel.tabulate
     out = list(admin_requests(space))
     parts = list(state.partitions())
     if space.isr_changes:

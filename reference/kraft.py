@@ -149,11 +149,16 @@ class KraftProfile(Profile):
         self.controller_actions = tuple(a for a in CONTROLLER_ACTIONS if a in controller_actions)
 
     # -- helpers ---------------------------------------------------------------------------
-    def _build(self, state: ClusterState, part: Partition, topic: str | None = None, **targets) -> Record | None:
-        """PartitionChangeBuilder for `part` of `topic` (the topic is needed with ELR on: its min ISR)."""
+    def partition_change(self, state: ClusterState, part: Partition, topic: str | None = None,
+                         **targets) -> Record | None:
+        """PartitionChangeBuilder for `part` of `topic` (the topic is needed with ELR on: its min ISR): the
+        PartitionChangeRecord for the given targets, or None. The kraft kernel asks it (checker/packed/kraft_kernel.py)."""
         return build_change(state, part, self.completion_rule,
                             bump_leader_epoch_on_isr_shrink=self.bump_leader_epoch_on_isr_shrink,
                             elr=self.elr_rules(state, topic) if self.elr else None, **targets)
+
+    # what this profile's steps call: the same builder, a hook a variant may override (tests/unit/test_fairness.py)
+    _build = partition_change
 
     def elr_rules(self, state: ClusterState, topic: str | None) -> ElrRules:
         """getTopicEffectiveMinIsr: min(the topic's min.insync.replicas, partition 0's full replica count)."""
@@ -163,7 +168,8 @@ class KraftProfile(Profile):
         min_isr = min(t.min_insync_replicas, len(t.partitions[0].replicas)) if t.partitions else t.min_insync_replicas
         return ElrRules(min_isr, self.elr_last_known_leader_rule, self.elr_last_known_leader_must_be_acceptable)
 
-    def _topic_election(self, state: ClusterState, topic: str) -> str:
+    def topic_election(self, state: ClusterState, topic: str) -> str:
+        """The election a partition change of `topic` runs: UNCLEAN if the topic allows it, else ONLINE."""
         t = state.topic(topic)
         return A.UNCLEAN if t is not None and t.unclean_leader_election else A.ONLINE
 
@@ -194,6 +200,7 @@ class KraftProfile(Profile):
     def change_reassignment(self, state: ClusterState, part: Partition, target: tuple[int, ...],
                             topic: str | None = None, allow_rf_change: bool = True) -> Record | None:
         """changePartitionReassignment: override only the non-empty plan lists, then build."""
+        # twin: checker/packed/kraft_vector.py VectorKernel._tabulate_reassign
         self.validate_target(state, target)
         if not allow_rf_change:  # validatePartitionReplicationFactorUnchanged (4.1, KIP-860)
             current = len((set(part.replicas) | set(part.adding)) - set(part.removing)) if part.reassigning \
@@ -221,10 +228,11 @@ class KraftProfile(Profile):
 
     def cancel_reassignment(self, state: ClusterState, topic: str, index: int, part: Partition) -> Record | None:
         """cancelPartitionReassignment: 85 if idle; refuse an unclean revert unless the topic allows it."""
+        # twin: checker/packed/kraft_vector.py VectorKernel._tabulate_cancel
         if not part.reassigning:
             raise ReassignmentError(M.NO_REASSIGNMENT_IN_PROGRESS, None)
         replicas, isr, unclean = self.revert(part)
-        if unclean and self._topic_election(state, topic) != A.UNCLEAN:
+        if unclean and self.topic_election(state, topic) != A.UNCLEAN:
             raise ReassignmentError(
                 M.INVALID_REPLICA_ASSIGNMENT,
                 f"Unable to revert partition assignment for {topic}:{index} because it would require an "
@@ -240,7 +248,7 @@ class KraftProfile(Profile):
             isr=isr,
             adding=(),
             removing=(),
-            election=self._topic_election(state, topic),
+            election=self.topic_election(state, topic),
         )
 
     def alter_partition_reassignments(self, state: ClusterState, request: M.AlterPartitionReassignmentsRequest) -> Step:
@@ -306,6 +314,8 @@ class KraftProfile(Profile):
         The requester's broker epoch is its current registration's (the model's brokers
         have one epoch), so STALE_BROKER_EPOCH means the requester is not registered.
         """
+        # twin: checker/packed/kraft_kernel.py KraftKernel._isr_change
+        # twin: checker/packed/kraft_vector.py VectorKernel.tabulate
         def error(code: int) -> Step:
             return Step(state, M.Ack(code, ERROR_NAMES[code]))
 
@@ -337,7 +347,7 @@ class KraftProfile(Profile):
             return error(M.INVALID_REQUEST)
         if any(not state.is_active(b) for b in new_isr):  # not registered, fenced or shutting down
             return error(M.INELIGIBLE_REPLICA if action.version > 1 else M.OPERATION_NOT_ATTEMPTED)
-        record = self._build(state, part, action.topic, isr=new_isr, election=self._topic_election(state, action.topic))
+        record = self._build(state, part, action.topic, isr=new_isr, election=self.topic_election(state, action.topic))
         new_state = state.with_partition(action.topic, action.partition, apply_record(part, record))
         if record and "leader" in record and record["leader"] != action.leader:
             # the change (e.g. a completing one) moved leadership away from the requester
@@ -362,6 +372,8 @@ class KraftProfile(Profile):
     # -- brokers ------------------------------------------------------------------------------
     def broker_fail(self, state: ClusterState, broker: int) -> Step:
         """handleBrokerFenced: fence, then a change for every partition with the broker in its ISR."""
+        # twin: checker/packed/kraft_kernel.py KraftKernel._fail
+        # twin: checker/packed/kraft_vector.py VectorKernel.tabulate
         b = state.broker(get_broker_id(state, broker))
         if not b.active:
             return Step(state, M.Ack())
@@ -373,20 +385,22 @@ class KraftProfile(Profile):
                     part,
                     name,
                     isr=tuple(r for r in part.isr if r != broker),
-                    election=self._topic_election(state, name),
+                    election=self.topic_election(state, name),
                 )
                 state = state.with_partition(name, i, apply_record(part, record))
         return Step(state, M.Ack())
 
     def broker_recover(self, state: ClusterState, broker: int) -> Step:
         """handleBrokerUnfenced: unfence, then elect leaders for every leaderless partition."""
+        # twin: checker/packed/kraft_kernel.py KraftKernel._recover
+        # twin: checker/packed/kraft_vector.py VectorKernel.tabulate
         b = state.broker(get_broker_id(state, broker))
         if b.active or not b.registered:
             return Step(state, M.Ack())
         state = state.with_broker(replace(b, active=True))
         for name, i, part in list(state.partitions()):
             if part.leader == NO_LEADER:
-                record = self._build(state, part, name, election=self._topic_election(state, name))
+                record = self._build(state, part, name, election=self.topic_election(state, name))
                 state = state.with_partition(name, i, apply_record(part, record))
         return Step(state, M.Ack())
 
@@ -460,7 +474,7 @@ class KraftProfile(Profile):
             for name, i, part in list(state.partitions()):
                 if broker in part.isr or broker in part.elr:
                     record = build_change(state, part, self.completion_rule, isr=ordered_minus(part.isr, (broker,)),
-                                          election=self._topic_election(state, name),
+                                          election=self.topic_election(state, name),
                                           elr=self.elr_rules(state, name), unclean_shutdown=(broker,))
                     state = state.with_partition(name, i, apply_record(part, record))
             return Step(state, M.Ack())
@@ -479,7 +493,7 @@ class KraftProfile(Profile):
     def elect_unclean_leaders(self, state: ClusterState) -> Step:
         """maybeElectUncleanLeaders: an UNCLEAN election of every leaderless partition whose topic allows it."""
         for name, i, part in list(state.partitions()):
-            if part.leader == NO_LEADER and self._topic_election(state, name) == A.UNCLEAN:
+            if part.leader == NO_LEADER and self.topic_election(state, name) == A.UNCLEAN:
                 record = self._build(state, part, name, election=A.UNCLEAN)
                 state = state.with_partition(name, i, apply_record(part, record))
         return Step(state, M.Ack())
@@ -499,7 +513,7 @@ class KraftProfile(Profile):
                                                                 for _, p in parts):
             extra.append(A.BalanceLeaders())
         if "elect-unclean" in self.controller_actions and any(
-                p.leader == NO_LEADER and self._topic_election(state, name) == A.UNCLEAN for name, p in parts):
+                p.leader == NO_LEADER and self.topic_election(state, name) == A.UNCLEAN for name, p in parts):
             extra.append(A.ElectUncleanLeaders())
         # before a trailing ControllerFailover, so the enumeration order stays the common one
         if out and isinstance(out[-1], A.ControllerFailover):

@@ -26,7 +26,8 @@ from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_min
 Record = dict[str, object]
 
 # A completion rule: (R', I', AR, RR) -> complete? (R' and I' are the lists after dropping RR).
-# Twins: checker/packed/kraft_vector.py (VectorKernel._build, numpy) and checker/z3/reassign.py (completion_rule).
+# Twins: checker/packed/kraft_vector.py (VectorKernel.partition_change, numpy), checker/z3/reassign.py
+# (completion_rule).
 CompletionRule = Callable[[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]], bool]
 
 
@@ -152,6 +153,7 @@ def build_change(
     then cleared by its next change, as Kafka does after a downgrade); `unclean_shutdown`: brokers
     that restarted uncleanly, kept out of the ELR (handleBrokerShutdown with ELR on).
     """
+    # twin: checker/packed/kraft_vector.py VectorKernel.partition_change (and complete_if_needed, elect)
     r = part.replicas if replicas is None else replicas
     i = part.isr if isr is None else isr
     ar = part.adding if adding is None else adding

@@ -17,6 +17,10 @@ Signatures are pure predicates over the violation itself, in the property's own 
   that drifts into one of them through environment edges alone (a partition may be doomed
   a few controller steps before it shows).
 
+The signatures the packed engine's kraft kernels ask (KRaft's) are each defined once, on one
+partition, and the signature over a whole state or edge is derived from that definition
+(spec/per_partition.py), which the kernels evaluate instead.
+
 Each finding also names the smallest bounds it occurs at (`at`, see `expected_at` in
 checker/check/run.py): at every bounds that dominate them the check expects it, and fails
 when it no longer occurs. Its curated trace is `trace_file(profile, finding)`, found at
@@ -31,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kreassign.spec import quota as Q
-from kreassign.spec.reassign_properties import ALL, PROPERTIES, ModelState, Transition
+from kreassign.spec.per_partition import ENDINGS, PartitionEdge, any_edge, any_partition
+from kreassign.spec.reassign_properties import ALL, PROPERTIES, Ghost, ModelState, Transition
 from kreassign.spec.state import NO_LEADER, Partition, ordered_minus
 from kreassign.spec.zk_memory_properties import resumed_not_recorded
 
@@ -79,79 +84,117 @@ def _parts(ms: ModelState) -> Iterator[tuple[Partition, Any]]:
         yield p, g
 
 
-def _endings(prev: ModelState, label: Transition, nxt: ModelState, kind: str):
-    """(ending, partition before, partition after) of each reassignment of `kind` ending on the edge."""
-    if not getattr(label, "endings", ()):  # most edges end nothing (asked on every edge: list nothing)
-        return
-    before = [p for _, _, p in prev.cluster.partitions()]
-    after = [p for _, _, p in nxt.cluster.partitions()]
-    for e in getattr(label, "endings", ()):
-        if e.kind == kind:
-            yield e, before[e.index], after[e.index]
-
-
 def _action_name(label: Any) -> str:
     return type(getattr(label, "action", label)).__name__
 
 
 # -- KRaft (kraft, kraft-3.7) ----------------------------------------------------------------------
+# Each is defined on one partition (`<name>_at`: with its ghost, or its part of an edge, a
+# spec/per_partition.PartitionEdge) with its array form (spec/partition_masks.py); the signature over a
+# whole state or edge is derived: it matches when some partition does (spec/per_partition.py).
 
 
-def stale_adding_replica(ms: ModelState) -> bool:
+def stale_adding_replica_at(p: Partition, g: Ghost) -> bool:
     """An override back towards the original kept the previous `adding` list: a replica of an earlier
     target, neither original nor requested, is both adding and removing."""
-    for p, g in _parts(ms):
-        both = set(p.adding) & set(p.removing)
-        if both and g.original is not None and not both & (set(g.original) | set(g.requested or ())):
-            return True
-    return False
+    both = set(p.adding) & set(p.removing)
+    return bool(both) and g.original is not None and not both & (set(g.original) | set(g.requested or ()))
 
 
-def override_keeps_earlier_target(ms: ModelState) -> bool:
+def _stale_adding_replica_masks(m):
+    both = m.adding & m.removing
+    return (both != 0) & m.has_original & ((both & (m.original | m.requested)) == 0)
+
+
+stale_adding_replica = any_partition(stale_adding_replica_at, _stale_adding_replica_masks)
+
+
+def override_keeps_earlier_target_at(p: Partition, g: Ghost) -> bool:
     """An override planned from the current replica list: the replicas beyond original ∪ requested are
     an earlier target's, kept as *removing* replicas until the reassignment ends."""
-    for p, g in _parts(ms):
-        if g.original is None or g.requested is None:
-            continue
-        extra = set(p.replicas) - set(g.original) - set(g.requested)
-        if extra and extra <= set(p.removing):
-            return True
-    return False
+    if g.original is None or g.requested is None:
+        return False
+    extra = set(p.replicas) - set(g.original) - set(g.requested)
+    return bool(extra) and extra <= set(p.removing)
 
 
-def cancel_keeps_non_adding_replicas(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+def _override_keeps_earlier_target_masks(m):
+    extra = m.replicas & ~m.original & ~m.requested
+    return m.has_original & m.has_requested & (extra != 0) & ((extra & ~m.removing) == 0)
+
+
+override_keeps_earlier_target = any_partition(override_keeps_earlier_target_at, _override_keeps_earlier_target_masks)
+
+
+def cancel_keeps_non_adding_replicas_at(e: PartitionEdge) -> bool:
     """A cancel reverted to `R − AR`: replicas an earlier step added that are no longer in AR (KRaft: an
     override re-planned them; KIP-455: they joined the ISR) stay, on top of the whole original."""
-    for e, p, q in _endings(prev, label, nxt, "cancelled"):
-        extra = set(q.replicas) - set(e.original)
-        if set(e.original) <= set(q.replicas) and extra and not extra & set(p.adding):
-            return True
-    return False
+    if e.ending.kind != "cancelled":
+        return False
+    original = set(e.ending.original)
+    extra = set(e.replicas) - original
+    return original <= set(e.replicas) and bool(extra) and not extra & set(e.before.adding)
 
 
-def cancel_keeps_merged_order(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+def _cancel_keeps_non_adding_replicas_masks(m):
+    extra = m.replicas_mask & ~m.ending_original_mask
+    return (m.ended_cancelled & ((m.ending_original_mask & ~m.replicas_mask) == 0) & (extra != 0)
+            & ((extra & m.before_adding) == 0))
+
+
+cancel_keeps_non_adding_replicas = any_edge(cancel_keeps_non_adding_replicas_at, ENDINGS,
+                                            _cancel_keeps_non_adding_replicas_masks)
+
+
+def cancel_keeps_merged_order_at(e: PartitionEdge) -> bool:
     """A cancel restored the original replica set, in the merged (current) order rather than the original one."""
-    for e, p, q in _endings(prev, label, nxt, "cancelled"):
-        if set(q.replicas) == set(e.original) and q.replicas != e.original \
-                and q.replicas == ordered_minus(p.replicas, set(p.replicas) - set(e.original)):
-            return True
-    return False
+    if e.ending.kind != "cancelled":
+        return False
+    original, before = e.ending.original, e.before.replicas
+    return (set(e.replicas) == set(original) and e.replicas != original
+            and e.replicas == ordered_minus(before, set(before) - set(original)))
 
 
-def completes_with_non_adding_target_out_of_isr(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+def _cancel_keeps_merged_order_masks(m):
+    merged = m.minus(m.before_replicas, m.before_replicas_mask & ~m.ending_original_mask)
+    return (m.ended_cancelled & (m.replicas_mask == m.ending_original_mask) & (m.replicas != m.ending_original).any(1)
+            & (m.replicas == merged).all(1))
+
+
+cancel_keeps_merged_order = any_edge(cancel_keeps_merged_order_at, ENDINGS, _cancel_keeps_merged_order_masks)
+
+
+def completes_with_non_adding_target_out_of_isr_at(e: PartitionEdge) -> bool:
     """Completion waited only for the replicas in the adding list: it landed on the target with a
     target replica that was not adding (retained, or already left AR) outside the ISR."""
-    for e, p, q in _endings(prev, label, nxt, "completed"):
-        missing = set(e.requested or ()) - set(q.isr)
-        if set(q.replicas) == set(e.requested or ()) and missing and not missing & set(p.adding):
-            return True
-    return False
+    if e.ending.kind != "completed":
+        return False
+    requested = set(e.ending.requested or ())
+    missing = requested - set(e.isr)
+    return set(e.replicas) == requested and bool(missing) and not missing & set(e.before.adding)
 
 
-def stuck_on_stale_adding(ms: ModelState) -> bool:
+def _completes_with_non_adding_target_out_of_isr_masks(m):
+    missing = m.ending_requested_mask & ~m.isr_mask
+    return (~m.ended_cancelled & (m.replicas_mask == m.ending_requested_mask) & (missing != 0)
+            & ((missing & m.before_adding) == 0))
+
+
+completes_with_non_adding_target_out_of_isr = any_edge(completes_with_non_adding_target_out_of_isr_at, ENDINGS,
+                                                       _completes_with_non_adding_target_out_of_isr_masks)
+
+
+def stuck_on_stale_adding_at(p: Partition, g: Ghost) -> bool:
     """Completion waits for every adding replica to be in `ISR − removing`, which a replica both adding
     and removing never is: stuck for good."""
-    return any(set(p.adding) & set(p.removing) for p, _ in _parts(ms))
+    return bool(set(p.adding) & set(p.removing))
+
+
+def _stuck_on_stale_adding_masks(m):
+    return (m.adding & m.removing) != 0
+
+
+stuck_on_stale_adding = any_partition(stuck_on_stale_adding_at, _stuck_on_stale_adding_masks)
 
 
 # -- ZooKeeper controller (zk) ---------------------------------------------------------------------

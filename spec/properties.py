@@ -9,6 +9,10 @@ from and the profiles that promise it. Kinds:
   `predicate(state) -> bool` marks the goal states that must stay reachable;
 - ``sometimes``: `predicate(state) -> bool` must hold in at least one reachable state
   (an example, so that no property passes vacuously).
+
+A reassignment property's predicate is derived from its definition on one partition
+(spec/per_partition.py); `Property.per_partition` gives that definition, which engines that
+work one partition at a time (the packed engine's kraft kernels) evaluate instead.
 """
 
 from __future__ import annotations
@@ -35,6 +39,13 @@ class Property:
     promised_by: tuple[str, ...] = ()
     # extra data a graph property needs (e.g. a fairness predicate), engine-specific
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def per_partition(self) -> Any:
+        """The definition on one partition `predicate` is derived from (a spec/per_partition.PartitionForm),
+        or None. Read from the predicate itself, so a property whose predicate an engine rewrote (check/run.py
+        splits a property by its findings) has none: only the predicate it describes carries it."""
+        return getattr(self.predicate, "per_partition", None)
 
     def promised(self, profile: str, release: str | None = None) -> bool:
         """Does `profile` promise it (kraft: at the Kafka `release`, X.Y.Z; None = the newest)?"""

@@ -17,8 +17,18 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kreassign.spec.messages import NONE
+from kreassign.spec.per_partition import (
+    ENDINGS,
+    EVERY_EDGE,
+    EdgeScope,
+    PartitionEdge,
+    every_edge,
+    every_partition,
+    request_code,
+)
 from kreassign.spec.properties import Property
-from kreassign.spec.state import NO_LEADER, ClusterState
+from kreassign.spec.state import NO_LEADER, ClusterState, Partition
 
 ALL = ("kraft", "kraft-3.7", "zk", "kip455", "kip236")
 
@@ -58,70 +68,117 @@ class Transition(NamedTuple):
         return str(self.action)
 
 
-def _parts(ms: ModelState):
-    for (t, i, p), g in zip(ms.cluster.partitions(), ms.ghosts):
-        yield t, i, p, g
-
-
 # -- state invariants -------------------------------------------------------------------------------
+# Each is defined on one partition and its ghost (`<name>_at`), with its array form over
+# spec/partition_masks.StateMasks (`_<name>_masks`); the cluster-wide predicate is derived (spec/per_partition.py).
 
 
-def target_in_replicas(ms: ModelState) -> bool:
+def target_in_replicas_at(p: Partition, g: Ghost) -> bool:
     """While a reassignment is in flight, its requested target replicas are all assigned."""
-    return all(g.requested is None or not p.reassigning or set(g.requested) <= set(p.replicas) for _, _, p, g in _parts(ms))
+    return g.requested is None or not p.reassigning or set(g.requested) <= set(p.replicas)
 
 
-def original_in_replicas(ms: ModelState) -> bool:
+def _target_in_replicas_masks(m):
+    return ~m.has_requested | ~m.reassigning | ((m.requested & ~m.replicas) == 0)
+
+
+target_in_replicas = every_partition(target_in_replicas_at, _target_in_replicas_masks)
+
+
+def original_in_replicas_at(p: Partition, g: Ghost) -> bool:
     """While a reassignment is in flight, the original replicas are all still assigned (none dropped early)."""
-    return all(g.original is None or not p.reassigning or set(g.original) <= set(p.replicas) for _, _, p, g in _parts(ms))
+    return g.original is None or not p.reassigning or set(g.original) <= set(p.replicas)
 
 
-def adding_removing_disjoint(ms: ModelState) -> bool:
+def _original_in_replicas_masks(m):
+    return ~m.has_original | ~m.reassigning | ((m.original & ~m.replicas) == 0)
+
+
+original_in_replicas = every_partition(original_in_replicas_at, _original_in_replicas_masks)
+
+
+def adding_removing_disjoint_at(p: Partition, g: Ghost) -> bool:
     """No replica is both being added and being removed."""
-    return all(not set(p.adding) & set(p.removing) for _, _, p, _ in _parts(ms))
+    return not set(p.adding) & set(p.removing)
 
 
-def isr_in_replicas(ms: ModelState) -> bool:
+def _adding_removing_disjoint_masks(m):
+    return (m.adding & m.removing) == 0
+
+
+adding_removing_disjoint = every_partition(adding_removing_disjoint_at, _adding_removing_disjoint_masks)
+
+
+def isr_in_replicas_at(p: Partition, g: Ghost) -> bool:
     """Every in-sync replica is an assigned replica (ISR ⊆ replicas, seed 004)."""
-    return all(set(p.isr) <= set(p.replicas) for _, _, p, _ in _parts(ms))
+    return set(p.isr) <= set(p.replicas)
 
 
-def leader_in_isr(ms: ModelState) -> bool:
+def _isr_in_replicas_masks(m):
+    return (m.isr & ~m.replicas) == 0
+
+
+isr_in_replicas = every_partition(isr_in_replicas_at, _isr_in_replicas_masks)
+
+
+def leader_in_isr_at(p: Partition, g: Ghost) -> bool:
     """A partition's leader is in its ISR, or there is no leader (seed 004)."""
-    return all(p.leader == NO_LEADER or p.leader in p.isr for _, _, p, _ in _parts(ms))
+    return p.leader == NO_LEADER or p.leader in p.isr
 
 
-def isr_non_empty(ms: ModelState) -> bool:
+def _leader_in_isr_masks(m):
+    return (m.leader == NO_LEADER) | m.has(m.isr, m.leader)
+
+
+leader_in_isr = every_partition(leader_in_isr_at, _leader_in_isr_masks)
+
+
+def isr_non_empty_at(p: Partition, g: Ghost) -> bool:
     """The ISR is never empty (KRaft without ELR never writes an empty ISR; ZK keeps the last member); under
     ELR (KIP-966) an empty ISR is written instead, only for a leaderless partition whose eligible leader
     replicas or last known leader name a broker that may lead it again."""
-    return all(len(p.isr) > 0 or (p.leader == NO_LEADER and (p.elr or any(b != NO_LEADER for b in p.last_known_elr)))
-               for _, _, p, _ in _parts(ms))
+    return len(p.isr) > 0 or (p.leader == NO_LEADER and (bool(p.elr) or any(b != NO_LEADER for b in p.last_known_elr)))
 
 
-def replication_factor_bounded(ms: ModelState) -> bool:
+def _isr_non_empty_masks(m):
+    return (m.isr != 0) | ((m.leader == NO_LEADER) & ((m.elr != 0) | m.last_known_leader))
+
+
+isr_non_empty = every_partition(isr_non_empty_at, _isr_non_empty_masks)
+
+
+def replication_factor_bounded_at(p: Partition, g: Ghost) -> bool:
     """While in flight, the replica list is no larger than original ∪ requested target."""
-    for _, _, p, g in _parts(ms):
-        if g.original is not None and g.requested is not None and p.reassigning:
-            if len(p.replicas) > len(set(g.original) | set(g.requested)):
-                return False
+    if g.original is not None and g.requested is not None and p.reassigning:
+        return len(p.replicas) <= len(set(g.original) | set(g.requested))
     return True
 
 
-def committed_records_kept(ms: ModelState) -> bool:
+def _replication_factor_bounded_masks(m):
+    return ~(m.has_original & m.has_requested & m.reassigning) | (m.replica_count <= m.count(m.original | m.requested))
+
+
+replication_factor_bounded = every_partition(replication_factor_bounded_at, _replication_factor_bounded_masks)
+
+
+def committed_records_kept_at(p: Partition, g: Ghost) -> bool:
     """With the replication layer: no record at or below a high watermark is ever lost (seed 004)."""
-    for _, _, p, _ in _parts(ms):
-        if p.log is not None and p.leader != NO_LEADER:
-            committed = p.log.committed
-            if p.log.log_of(p.leader)[: len(committed)] != committed:
-                return False
+    if p.log is not None and p.leader != NO_LEADER:
+        committed = p.log.committed
+        return p.log.log_of(p.leader)[: len(committed)] == committed
     return True
+
+
+# no array form: the view holds no log (and without the replication layer the property is not checked)
+committed_records_kept = every_partition(committed_records_kept_at)
 
 
 # -- transition properties --------------------------------------------------------------------------
+# Each is defined on one partition's part of an edge (`<name>_at(edge)`, a spec/per_partition.PartitionEdge)
+# within its scope, with its array form over spec/partition_masks.EdgeMasks.
 
 
-def epochs_monotone(prev: ModelState, action, nxt: ModelState) -> bool:
+def epochs_monotone_at(e: PartitionEdge) -> bool:
     """Leader and partition epochs never go back, every change of a partition's leader or ISR moves its
     partition epoch forward, and every change of leader moves its leader epoch forward (fencing by
     KIP-101 / KIP-320 relies on it).
@@ -131,91 +188,138 @@ def epochs_monotone(prev: ModelState, action, nxt: ModelState) -> bool:
     epochs and the un-renamed successor (`Transition.after`) are in one frame, and "moves forward" is
     checked there. Comparing the renamed successor instead would be vacuous (both 0 without logs).
     """
-    after = getattr(action, "after", None)
-    if after is None:  # no un-renamed successor: only "never goes back" can be checked
-        after = nxt.cluster
-    for (_, _, p), (_, _, q) in zip(prev.cluster.partitions(), after.partitions()):
-        if q.leader_epoch < p.leader_epoch or q.partition_epoch < p.partition_epoch:
-            return False
-        if (q.leader, q.isr) != (p.leader, p.isr) and q.partition_epoch == p.partition_epoch:
-            return False
-        if q.leader != p.leader and q.leader_epoch == p.leader_epoch:
-            return False
-    return True
+    p, leader_step, partition_step = e.before, e.leader_epoch_step, e.partition_epoch_step
+    if leader_step < 0 or partition_step < 0:
+        return False
+    leader_moved = e.leader != p.leader
+    if partition_step == 0 and (leader_moved or e.isr != p.isr):
+        return False
+    return not (leader_moved and leader_step == 0)
 
 
-def _endings(action, nxt: ModelState) -> list:
-    """(ending, partition after the edge) for every reassignment that ended on this edge."""
-    endings = getattr(action, "endings", ())
-    if not endings:  # most edges end nothing (a list, not a generator: this is asked on every edge)
-        return []
-    parts = list(nxt.cluster.partitions())
-    return [(e, parts[e.index][2]) for e in endings]
+def _epochs_monotone_masks(m):
+    leader_moved = m.leader != m.before_leader
+    moved = leader_moved | (m.isr != m.before_isr).any(1)
+    return ((m.leader_epoch_step >= 0) & (m.partition_epoch_step >= 0) & ~(moved & (m.partition_epoch_step == 0))
+            & ~(leader_moved & (m.leader_epoch_step == 0)))
 
 
-def completion_reaches_target(prev: ModelState, action, nxt: ModelState) -> bool:
+epochs_monotone = every_edge(epochs_monotone_at, EVERY_EDGE, _epochs_monotone_masks)
+
+
+def completion_reaches_target_at(e: PartitionEdge) -> bool:
     """A completed reassignment leaves exactly the requested replicas, all in the ISR (KIP-455)."""
-    for e, q in _endings(action, nxt):
-        if e.kind == "completed" and e.requested is not None:
-            if set(q.replicas) != set(e.requested) or not set(e.requested) <= set(q.isr):
-                return False
-    return True
+    end = e.ending
+    if end.kind != "completed" or end.requested is None:
+        return True
+    return set(e.replicas) == set(end.requested) and set(end.requested) <= set(e.isr)
 
 
-def cancel_restores_original_replicas(prev: ModelState, action, nxt: ModelState) -> bool:
+def _completion_reaches_target_masks(m):
+    return (m.ended_cancelled | ~m.ending_has_requested
+            | ((m.replicas_mask == m.ending_requested_mask) & ((m.ending_requested_mask & ~m.isr_mask) == 0)))
+
+
+completion_reaches_target = every_edge(completion_reaches_target_at, ENDINGS, _completion_reaches_target_masks)
+
+
+def cancel_restores_original_replicas_at(e: PartitionEdge) -> bool:
     """A cancelled reassignment leaves exactly the original replica set (KIP-455 cancellation, KIP-236)."""
-    return all(set(q.replicas) == set(e.original) for e, q in _endings(action, nxt) if e.kind == "cancelled")
+    return e.ending.kind != "cancelled" or set(e.replicas) == set(e.ending.original)
 
 
-def cancel_restores_original_order(prev: ModelState, action, nxt: ModelState) -> bool:
+def _cancel_restores_original_replicas_masks(m):
+    return ~m.ended_cancelled | (m.replicas_mask == m.ending_original_mask)
+
+
+cancel_restores_original_replicas = every_edge(cancel_restores_original_replicas_at, ENDINGS,
+                                               _cancel_restores_original_replicas_masks)
+
+
+def cancel_restores_original_order_at(e: PartitionEdge) -> bool:
     """A cancelled reassignment restores the original list in its original order (KIP-236 rollback)."""
-    return all(q.replicas == e.original for e, q in _endings(action, nxt) if e.kind == "cancelled")
+    return e.ending.kind != "cancelled" or e.replicas == e.ending.original
 
 
-def replication_factor_restored(prev: ModelState, action, nxt: ModelState) -> bool:
+def _cancel_restores_original_order_masks(m):
+    return ~m.ended_cancelled | (m.replicas == m.ending_original).all(1)
+
+
+cancel_restores_original_order = every_edge(cancel_restores_original_order_at, ENDINGS,
+                                            _cancel_restores_original_order_masks)
+
+
+def replication_factor_restored_at(e: PartitionEdge) -> bool:
     """When a reassignment ends, the replication factor is the intended one: the target's after a
     completion, the original's after a cancel."""
-    for e, q in _endings(action, nxt):
-        intended = e.original if e.kind == "cancelled" or e.requested is None else e.requested
-        if len(q.replicas) != len(intended):
-            return False
-    return True
+    end = e.ending
+    intended = end.original if end.kind == "cancelled" or end.requested is None else end.requested
+    return len(e.replicas) == len(intended)
+
+
+def _replication_factor_restored_masks(m):
+    by_original = m.ended_cancelled | ~m.ending_has_requested
+    return (by_original & (m.replica_count == m.ending_original_count)) | (
+        ~by_original & (m.replica_count == m.ending_requested_count))
+
+
+replication_factor_restored = every_edge(replication_factor_restored_at, ENDINGS, _replication_factor_restored_masks)
 
 
 ADMIN_ACTIONS = ("Reassign", "Cancel", "AlterReassignments", "ControllerStep", "ZnodeReassign", "CancelAll",
                  "ToolExecute", "ToolCancel")
 
 
-def admin_action_keeps_a_leader(prev: ModelState, action, nxt: ModelState) -> bool:
+def admin_action_keeps_a_leader_at(e: PartitionEdge) -> bool:
     """No admin action (or controller step it triggers) leaves a partition leaderless while a live
     in-sync replica exists."""
-    if type(getattr(action, "action", action)).__name__ not in ADMIN_ACTIONS:
-        return True
-    for (_, _, p), (_, _, q) in zip(prev.cluster.partitions(), nxt.cluster.partitions()):
-        if q.leader == NO_LEADER and p.leader != NO_LEADER:
-            if any(nxt.cluster.is_active(b) for b in q.isr if b in q.replicas):
-                return False
+    if e.leader == NO_LEADER and e.before.leader != NO_LEADER:
+        return not any(b in e.active for b in e.isr if b in e.replicas)
     return True
 
 
-def cancel_rejected_cleanly(prev: ModelState, action, nxt: ModelState) -> bool:
+def _admin_action_keeps_a_leader_masks(m):
+    return ~((m.leader == NO_LEADER) & (m.before_leader != NO_LEADER) & ((m.isr_mask & m.replicas_mask & m.active) != 0))
+
+
+admin_action_keeps_a_leader = every_edge(admin_action_keeps_a_leader_at, EdgeScope(frozenset(ADMIN_ACTIONS)),
+                                         _admin_action_keeps_a_leader_masks)
+
+
+def cancel_rejected_cleanly_at(e: PartitionEdge) -> bool:
     """A cancel that is answered with an error changes nothing (it reverts cleanly or not at all)."""
-    act = getattr(action, "action", action)
-    if type(act).__name__ != "Cancel":
-        return True
-    response = getattr(action, "response", None)
-    try:
-        code = response.partition_error(act.topic, act.partition)[0]
-    except (AttributeError, KeyError):
-        return True
-    # the un-renamed successor: a rejected cancel that only bumped an epoch changed something too
-    after = getattr(action, "after", None) or nxt.cluster
-    return code == 0 or prev.cluster == after
+    # `changed` is in the un-renamed successor's frame: a rejected cancel that only bumped an epoch changed something
+    return e.code == NONE or not e.changed
 
 
-def reassignment_finished(ms: ModelState) -> bool:
+def _cancel_rejected_cleanly_masks(m):
+    return (m.code == NONE) | ~m.changed
+
+
+def rejected_cancel_left_the_rest(prev: ModelState, label, nxt: ModelState) -> bool:
+    """What a partition's view cannot see: a rejected cancel leaves the brokers and the controller-wide state
+    (ZooKeeper's, KIP-236's, throttles, ...) as they were too. With every partition unchanged this is
+    `prev.cluster == after`, the whole cluster."""
+    act = getattr(label, "action", label)
+    if type(act).__name__ != "Cancel" or request_code(act, getattr(label, "response", None)) == NONE:
+        return True
+    return prev.cluster == (getattr(label, "after", None) or nxt.cluster)
+
+
+cancel_rejected_cleanly = every_edge(cancel_rejected_cleanly_at, EdgeScope(frozenset({"Cancel"})),
+                                     _cancel_rejected_cleanly_masks, clause=rejected_cancel_left_the_rest)
+
+
+def reassignment_finished_at(p: Partition, g: Ghost) -> bool:
     """Goal of the liveness check: no reassignment is in flight."""
-    return all(g.original is None for g in ms.ghosts)
+    return g.original is None
+
+
+def _reassignment_finished_masks(m):
+    return ~m.has_original
+
+
+reassignment_finished = every_partition(reassignment_finished_at, _reassignment_finished_masks)
 
 
 def targets_live_and_in_sync(ms: ModelState) -> bool:

@@ -74,6 +74,8 @@ def normalize_epochs(cluster: ClusterState) -> ClusterState:
     partition's logs mention. Edge-local properties (epochs never go back) see the
     un-renamed successor through `Transition.after`.
     """
+    # twin: checker/packed/kraft_kernel.py KraftKernel.compute
+    # twin: checker/packed/kraft_vector.py VectorKernel.sync
     cluster = stale_versions_coincide(cluster)  # zk_versions: the cache's zkVersions, renamed likewise
     changed = False
     topics = list(cluster.topics)
@@ -346,6 +348,8 @@ class ReassignmentModel(Model[ModelState, Transition]):
     def _intent(self, g: Ghost, cluster: ClusterState, action: Any, response: Any, after: ClusterState,
                 t: str, i: int, before) -> Ghost:
         """The admin's intent for one partition after this action (the ghost variables)."""
+        # twin: checker/packed/kraft_kernel.py KraftKernel.compute
+        # twin: checker/packed/kraft_vector.py VectorKernel.tabulate, _tabulate_reassign, _tabulate_cancel
         if not self.profile.deferred_requests and not isinstance(action, REQUESTS):
             return g  # only a request's answer changes the intent (the common case, checked first)
         names_it = (getattr(action, "topic", None), getattr(action, "partition", None)) == (t, i)

@@ -9,24 +9,25 @@ every situation is new, so that plumbing, not Kafka's rules, is what a search pa
 
 This kernel answers the same question for `kraft` and `kraft-3.7` by calling the profile's
 own rule methods directly — `change_reassignment` (validation, planning, the change),
-`cancel_reassignment` (the revert), `_build` (PartitionChangeBuilder) — on the partition
-and a light view of the brokers. What it writes a second time is only the plumbing
-around them: the enabled actions of one partition, AlterPartition's validation of an ISR
-change, the broker fence / unfence loops, the ghost update, and the properties and
-finding signatures, each on plain tuples. That is a second encoding, so it is tied to the
-reference as the architecture asks:
+`cancel_reassignment` (the revert), `partition_change` (PartitionChangeBuilder) — on the
+partition and a light view of the brokers, and by evaluating each property and finding
+signature as spec/ defines it on one partition (spec/per_partition.py: the definition the
+cluster-wide predicate is derived from, looked up on the predicate itself, so a property a
+test replaces goes through the reference). What it writes a second time is only the
+plumbing around the rules, each piece named in checker/packed/kernel_scope.py `RESTATED`
+with a `# twin` comment at both ends: the enabled actions of one partition, AlterPartition's
+validation of an ISR change, the broker fence / unfence loops, the ghost update, and the
+partition's part of an edge. That is a second encoding, so it is tied to the reference as
+the architecture asks:
 
 - tests/unit/test_kraft_kernel.py compares `compute` with the reference's on every local
   situation, budget group and action of small configurations (both profiles, unclean
   topics, the pre-3.6 epoch bump, RF 1 to 3, two partitions), and shows a broken kernel
   caught;
 - while a search runs, every `CHECK_EVERY`-th situation is also computed by the reference
-  and compared (`KernelMismatch`, exit 2, names the situation), so a drift shows in use too;
-- it is used only where it was compared: the two profile classes themselves (a variant
-  subclass or an instance with a replaced method, e.g. a planted bug, goes through the
-  reference), no capability bounds, and
-  properties it implements (looked up by the predicate itself, so a property a test
-  replaces goes through the reference).
+  and compared (`KernelMismatch`, exit 3, names the situation and the restated rules);
+- it is used only inside `KERNEL_SCOPE` (checker/packed/kernel_scope.py): the configurations
+  it was compared on.
 
 `check --no-kernel` (`EngineOptions(kernel=False)`, checker/config/engine_options.py, which
 `PackedReassignment(kernel=False)` receives) switches it off.
@@ -36,18 +37,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kreassign.checker.packed.kernel_scope import kernel_refusal
 from kreassign.reference.enabled_actions import admin_requests
-from kreassign.reference.kraft import Kraft37Profile, KraftProfile, ReassignmentError
-from kreassign.reference.kraft_change import (
-    adding_in_isr_all_targets_if_shrinking,
-    adding_replicas_in_isr,
-    all_target_replicas_in_isr,
-)
+from kreassign.reference.kraft import ReassignmentError
 from kreassign.spec import actions as A
-from kreassign.spec import findings as F
-from kreassign.spec import reassign_properties as P
 from kreassign.spec.messages import NONE
-from kreassign.spec.reassign_properties import Ghost
+from kreassign.spec.per_partition import PartitionEdge, partition_form
+from kreassign.spec.reassign_properties import Ending, Ghost
 from kreassign.spec.state import NO_LEADER, Partition, ordered_minus, replace
 
 from kreassign.errors import InfraError
@@ -56,13 +52,8 @@ from kreassign.errors import InfraError
 #: (a spot check costs what ~20 kernel answers cost: 1 in 1024 adds ~2% to a run)
 CHECK_EVERY = 1024
 
-#: bounds the kernel does not model (each switches on actions or state beyond the plain kraft model)
-UNMODELLED_BOUNDS = ("replication", "znode", "broker_view", "throttles", "create_partitions", "fair",
-                     "broker_replicas", "leader_balance", "zk_versions", "kraft_actions", "delete_topic",
-                     "elections")
-
 IDLE = Ghost()
-_EMPTY: tuple[int, ...] = ()
+_new_edge = tuple.__new__  # PartitionEdge from its fields' tuple, without NamedTuple's Python-level __new__ (per edge)
 
 
 class KernelMismatch(InfraError):
@@ -93,218 +84,6 @@ class _Brokers:
         return self._topic if name == self._name else None
 
 
-# -- the properties and signatures, on one partition ------------------------------------------------
-# state: f(p, g) with p the (normalized) Partition and g its Ghost.
-# edge: f(p, kind, code, rec, q, q_leader_epoch_bumped, ending, active_after): p before, q after (its
-# fields; epochs: the record's bumps from p's), kind the action's class name, code the admin request's
-# error code, rec the change record (or None), ending (kind, original, requested) or None.
-
-def _target_in_replicas(p, g):
-    return g.requested is None or not (p.adding or p.removing) or set(g.requested) <= set(p.replicas)
-
-
-def _original_in_replicas(p, g):
-    return g.original is None or not (p.adding or p.removing) or set(g.original) <= set(p.replicas)
-
-
-def _adding_removing_disjoint(p, g):
-    return not set(p.adding) & set(p.removing)
-
-
-def _isr_in_replicas(p, g):
-    return set(p.isr) <= set(p.replicas)
-
-
-def _leader_in_isr(p, g):
-    return p.leader == NO_LEADER or p.leader in p.isr
-
-
-def _isr_non_empty(p, g):
-    # twin of spec/reassign_properties.isr_non_empty
-    return len(p.isr) > 0 or (p.leader == NO_LEADER and (bool(p.elr) or any(b != NO_LEADER for b in p.last_known_elr)))
-
-
-def _replication_factor_bounded(p, g):
-    if g.original is not None and g.requested is not None and (p.adding or p.removing):
-        return len(p.replicas) <= len(set(g.original) | set(g.requested))
-    return True
-
-
-def _committed_records_kept(p, g):
-    return True  # without the replication layer (the kernel's only case) there is no log
-
-
-def _reassignment_finished(p, g):
-    return g.original is None
-
-
-def _stale_adding_replica(p, g):
-    both = set(p.adding) & set(p.removing)
-    return bool(both) and g.original is not None and not both & (set(g.original) | set(g.requested or ()))
-
-
-def _override_keeps_earlier_target(p, g):
-    if g.original is None or g.requested is None:
-        return False
-    extra = set(p.replicas) - set(g.original) - set(g.requested)
-    return bool(extra) and extra <= set(p.removing)
-
-
-def _stuck_on_stale_adding(p, g):
-    return bool(set(p.adding) & set(p.removing))
-
-
-STATE = {
-    P.target_in_replicas: _target_in_replicas,
-    P.original_in_replicas: _original_in_replicas,
-    P.adding_removing_disjoint: _adding_removing_disjoint,
-    P.isr_in_replicas: _isr_in_replicas,
-    P.leader_in_isr: _leader_in_isr,
-    P.isr_non_empty: _isr_non_empty,
-    P.replication_factor_bounded: _replication_factor_bounded,
-    P.committed_records_kept: _committed_records_kept,
-    P.reassignment_finished: _reassignment_finished,
-    F.stale_adding_replica: _stale_adding_replica,
-    F.override_keeps_earlier_target: _override_keeps_earlier_target,
-    F.stuck_on_stale_adding: _stuck_on_stale_adding,
-}
-
-
-def _epochs_monotone(p, kind, code, rec, q, bumped, ending, active):
-    # p's epochs are 0 (renamed); the un-renamed successor's are the record's bumps: never back
-    moved = rec is not None
-    if (q[2], q[1]) != (p.leader, p.isr) and not moved:
-        return False
-    return not (q[2] != p.leader and not bumped)
-
-
-def _completion_reaches_target(p, kind, code, rec, q, bumped, ending, active):
-    if ending is None or ending[0] != "completed" or ending[2] is None:
-        return True
-    return set(q[0]) == set(ending[2]) and set(ending[2]) <= set(q[1])
-
-
-def _cancel_restores_original_replicas(p, kind, code, rec, q, bumped, ending, active):
-    return ending is None or ending[0] != "cancelled" or set(q[0]) == set(ending[1])
-
-
-def _cancel_restores_original_order(p, kind, code, rec, q, bumped, ending, active):
-    return ending is None or ending[0] != "cancelled" or q[0] == ending[1]
-
-
-def _replication_factor_restored(p, kind, code, rec, q, bumped, ending, active):
-    if ending is None:
-        return True
-    intended = ending[1] if ending[0] == "cancelled" or ending[2] is None else ending[2]
-    return len(q[0]) == len(intended)
-
-
-def _admin_action_keeps_a_leader(p, kind, code, rec, q, bumped, ending, active):
-    if kind not in P.ADMIN_ACTIONS:
-        return True
-    if q[2] == NO_LEADER and p.leader != NO_LEADER:
-        return not any(b in active for b in q[1] if b in q[0])
-    return True
-
-
-def _cancel_rejected_cleanly(p, kind, code, rec, q, bumped, ending, active):
-    return kind != "Cancel" or code == NONE or rec is None
-
-
-def _cancel_keeps_non_adding_replicas(p, kind, code, rec, q, bumped, ending, active):
-    if ending is None or ending[0] != "cancelled":
-        return False
-    extra = set(q[0]) - set(ending[1])
-    return set(ending[1]) <= set(q[0]) and bool(extra) and not extra & set(p.adding)
-
-
-def _cancel_keeps_merged_order(p, kind, code, rec, q, bumped, ending, active):
-    if ending is None or ending[0] != "cancelled":
-        return False
-    original = ending[1]
-    return (set(q[0]) == set(original) and q[0] != original
-            and q[0] == ordered_minus(p.replicas, set(p.replicas) - set(original)))
-
-
-def _completes_with_non_adding_target_out_of_isr(p, kind, code, rec, q, bumped, ending, active):
-    if ending is None or ending[0] != "completed":
-        return False
-    requested = set(ending[2] or ())
-    missing = requested - set(q[1])
-    return set(q[0]) == requested and bool(missing) and not missing & set(p.adding)
-
-
-EDGE = {
-    P.epochs_monotone: _epochs_monotone,
-    P.completion_reaches_target: _completion_reaches_target,
-    P.cancel_restores_original_replicas: _cancel_restores_original_replicas,
-    P.cancel_restores_original_order: _cancel_restores_original_order,
-    P.replication_factor_restored: _replication_factor_restored,
-    P.admin_action_keeps_a_leader: _admin_action_keeps_a_leader,
-    P.cancel_rejected_cleanly: _cancel_rejected_cleanly,
-    F.cancel_keeps_non_adding_replicas: _cancel_keeps_non_adding_replicas,
-    F.cancel_keeps_merged_order: _cancel_keeps_merged_order,
-    F.completes_with_non_adding_target_out_of_isr: _completes_with_non_adding_target_out_of_isr,
-}
-
-
-#: the edge predicates' values on a *plain* edge (no admin request, no reassignment ending on it), where
-#: they hold or match for the same reason whatever the partition: the kernel does not ask them there
-PLAIN = {
-    _completion_reaches_target: True,
-    _cancel_restores_original_replicas: True,
-    _cancel_restores_original_order: True,
-    _replication_factor_restored: True,
-    _admin_action_keeps_a_leader: True,
-    _cancel_rejected_cleanly: True,
-    _cancel_keeps_non_adding_replicas: False,
-    _cancel_keeps_merged_order: False,
-    _completes_with_non_adding_target_out_of_isr: False,
-}
-
-
-#: the completion rules of the kraft profiles (reference/kraft_change.py), each compared with the reference
-KNOWN_COMPLETION_RULES = (all_target_replicas_in_isr, adding_replicas_in_isr, adding_in_isr_all_targets_if_shrinking)
-
-
-def _unmodelled(packed: Any) -> str | None:
-    """Why the kernel cannot answer for `packed` (None: it can)."""
-    model = packed.local_model
-    profile = model.profile
-    if type(profile) not in (KraftProfile, Kraft37Profile):
-        return f"profile class {type(profile).__name__}"
-    # (the completion rule is a strategy the release picks, one of the three the kernels are compared on)
-    patched = sorted(k for k, v in vars(profile).items() if callable(v)
-                     and not (k == "completion_rule" and v in KNOWN_COMPLETION_RULES))
-    if patched:  # a copy with its own methods (e.g. a planted bug in `apply`): not the rules compared
-        return f"profile methods replaced on the instance: {', '.join(patched)}"
-    if profile.controller_actions:
-        return "the controller's own actions"
-    if profile.elr and model.bounds.min_insync != 1:
-        # the min ISR is min(min.insync.replicas, partition 0's replicas): with 1 it is 1 whatever partition 0
-        # holds; above, it depends on a partition the kernel does not see (the reference answers)
-        return "eligible leader replicas (ELR) with min.insync.replicas above 1"
-    for key in UNMODELLED_BOUNDS:
-        if getattr(model.bounds, key):
-            return f"bound {key}"
-    init = packed.inner.init_states()[0]
-    for p in init.cluster.topics[0].partitions:
-        if p.log is not None or p.original is not None or p.leader_epoch or p.partition_epoch:
-            return "a partition with a log or renamed epochs"
-    if init.cluster.throttles is not None or init.cluster.hosted is not None or init.cluster.requests is not None:
-        return "controller-wide state"
-    for pred, _ in packed.always_checks + packed.state_sig_bits:
-        if pred not in STATE:
-            return f"state predicate {getattr(pred, '__name__', pred)}"
-    for pred, _ in packed.edge_checks + packed.edge_sig_bits:
-        if pred not in EDGE:
-            return f"edge predicate {getattr(pred, '__name__', pred)}"
-    for prop in packed.goals + packed.sometimes:
-        if prop.predicate not in STATE:
-            return f"goal {prop.name}"
-    return None
-
-
 class KraftKernel:
     """`compute` of PackedReassignment for the kraft profiles (see the module's docstring)."""
 
@@ -314,19 +93,17 @@ class KraftKernel:
         self.profile = model.profile
         self.topic = packed.topic_template
         self.topic_name = self.topic.name
-        self.election = self.profile._topic_election(_Brokers((), self.topic), self.topic_name)
+        self.election = self.profile.topic_election(_Brokers((), self.topic), self.topic_name)
         self.isr_changes = model.bounds.isr_changes
         space = model.space
         self.admin = admin_requests(space)  # the reference's own enumeration of the admin's requests
-        if not space.reassign or not space.cancel or not space.failures or not space.failover:
-            raise ValueError("the kernel models the plain action space only")
         ids = [b.id for b in packed.envs[0]]
 
         def entry(a: Any, rule: Any) -> tuple:
             """(action, its code (interned up front: answers carry it), its rule, 1 for a Reassign / 2 for a
             Cancel / 0, its kind's name)"""
             request = 1 if type(a) is A.Reassign else 2 if type(a) is A.Cancel else 0
-            return a, packed._code(a), rule, request, type(a).__name__
+            return a, packed.intern_action(a), rule, request, type(a).__name__
 
         self.failover = entry(A.ControllerFailover(), self._failover)
         self.expand = {b: entry(A.LeaderExpandIsr(self.topic_name, 0, b), self._expand) for b in ids}
@@ -336,28 +113,22 @@ class KraftKernel:
         self.n_admin = len(self.admin)
         self.reassigns = [(k, entry(a, self._reassign)) for k, a in enumerate(self.admin) if type(a) is A.Reassign]
         self.cancels = [(k, entry(a, self._cancel)) for k, a in enumerate(self.admin) if type(a) is A.Cancel]
-        if [e[0] for _, e in self.reassigns + self.cancels] != list(self.admin):
-            raise ValueError("the kernel expects the admin's requests as Reassigns, then Cancels")
-        # the predicates, in the order and with the bits packed.compute gives them
-        self.always = [(STATE[pred], mask) for pred, mask in packed.always_checks]
-        self.state_sigs = [(STATE[pred], mask) for pred, mask in packed.state_sig_bits]
-        self.edges = [(EDGE[pred], mask) for pred, mask in packed.edge_checks]
-        self.edge_sigs = [(EDGE[pred], mask) for pred, mask in packed.edge_sig_bits]
-        self.goals = [(STATE[p.predicate], 1 << k) for k, p in enumerate(packed.goals)]
-        self.sometimes = [(STATE[p.predicate], 1 << k) for k, p in enumerate(packed.sometimes)]
-        # on a plain edge: the bits of the predicates constant there, and the predicates still to ask
-        fixed, ask = 0, []
-        for pred, mask in self.edges:
-            if pred not in PLAIN:
-                ask.append((pred, mask))
-            elif PLAIN[pred]:
-                fixed |= mask
-        for pred, mask in self.edge_sigs:
-            if pred not in PLAIN:
-                ask.append((lambda *x, _p=pred: not _p(*x), mask))
-            elif not PLAIN[pred]:
-                fixed |= mask
-        self.plain = (fixed, ask)
+        # (kernel_refusal saw the admin's requests are Reassigns, then Cancels: their ranks are their positions)
+        # the properties and signatures as spec/ defines them on one partition, with the bits packed.compute
+        # gives them: (form, mask, is a signature) — a signature's bit says it does *not* match
+        self.state_checks = ([(partition_form(pred), mask, False) for pred, mask in packed.always_checks]
+                             + [(partition_form(sig), mask, True) for sig, mask in packed.state_sig_bits])
+        self.edge_checks = ([(partition_form(pred), mask, False) for pred, mask in packed.edge_checks]
+                            + [(partition_form(sig), mask, True) for sig, mask in packed.edge_sig_bits])
+        self.goal_checks = [(p.per_partition, 1 << k, False) for k, p in enumerate(packed.goals)]
+        self.sometimes_checks = [(p.per_partition, 1 << k, False) for k, p in enumerate(packed.sometimes)]
+        self._state = [(form.at, mask, sig) for form, mask, sig in self.state_checks]  # (compute's loop)
+        self._goals = [(form.at, mask) for form, mask, _ in self.goal_checks]
+        self._sometimes = [(form.at, mask) for form, mask, _ in self.sometimes_checks]
+        self.edge_bits = 0  # an edge outside a predicate's scope: the property holds, the signature does not match
+        for _, mask, _ in self.edge_checks:
+            self.edge_bits |= mask
+        self._asked: tuple[dict, dict] = ({}, {})  # [ended?][kind] -> the edge checks in scope (`asked`)
         self.check_every = CHECK_EVERY
         self._views: dict[int, _Brokers] = {}
         self._moved: dict[tuple[int, int, bool], tuple[Any, _Brokers]] = {}  # (env, broker, active) -> after
@@ -366,9 +137,19 @@ class KraftKernel:
 
     @classmethod
     def build(cls, packed: Any) -> KraftKernel | None:
-        if _unmodelled(packed) is not None:  # (`PackedReassignment(kernel=False)` does not ask: --no-kernel)
+        """The kernel for `packed`, or None where it was not compared (kernel_scope.kernel_refusal says why);
+        `PackedReassignment(kernel=False)` does not ask (--no-kernel)."""
+        if kernel_refusal(packed) is not None:
             return None
         return cls(packed)
+
+    def asked(self, kind: str, ended: bool) -> list[tuple]:
+        """The edge checks whose scope covers a step of `kind` (ending a reassignment or not)."""
+        found = self._asked[ended].get(kind)
+        if found is None:
+            found = self._asked[ended][kind] = [(form.at, mask, sig) for form, mask, sig in self.edge_checks
+                                                if form.scope.covers(kind, ended)]
+        return found
 
     # -- brokers ---------------------------------------------------------------------------------------
     def _view(self, env: int) -> _Brokers:
@@ -377,8 +158,9 @@ class KraftKernel:
             v = self._views[env] = _Brokers(self.packed.envs[env], self.topic)
         return v
 
-    def _with(self, env: int, broker: int, active: bool) -> tuple[Any, _Brokers]:
-        """The brokers after `broker` is fenced / unfenced: (its env id if interned, else the tuple; the view)."""
+    def brokers_after(self, env: int, broker: int, active: bool) -> tuple[Any, _Brokers]:
+        """The brokers of `env` after `broker` is fenced (active=False) / unfenced: (their env id if interned,
+        else the tuple; their view). The vector kernel asks it too."""
         key = (env, broker, active)
         hit = self._moved.get(key)
         if hit is None:
@@ -405,6 +187,7 @@ class KraftKernel:
     def _isr_change(self, view: _Brokers, p: Partition, new_isr: tuple[int, ...]) -> dict | None:
         """ReplicationControlManager.alterPartition from the current leader, at the current epochs: the
         validations that can fail there (an error writes nothing: None), then the change."""
+        # twin of reference/kraft.py KraftProfile.alter_partition
         leader = p.leader
         if leader not in view.registered:
             return None
@@ -414,7 +197,7 @@ class KraftKernel:
             return None
         if leader not in members or not members <= view.active:
             return None
-        return self.profile._build(view, p, self.topic_name, isr=new_isr, election=self.election)
+        return self.profile.partition_change(view, p, self.topic_name, isr=new_isr, election=self.election)
 
     def _expand(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
         return self._isr_change(view, p, p.isr + (a.broker,)), NONE, env, view
@@ -425,23 +208,26 @@ class KraftKernel:
 
     def _fail(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
         """handleBrokerFenced: fence; a change for the partition if the broker is in its ISR."""
+        # twin of reference/kraft.py KraftProfile.broker_fail
         b = a.broker
         if b not in view.active:
             return None, NONE, env, view
-        after, aview = self._with(env, b, False)
+        after, aview = self.brokers_after(env, b, False)
         rec = None
         if b in p.isr:
-            rec = self.profile._build(aview, p, self.topic_name, isr=tuple([r for r in p.isr if r != b]),
-                                      election=self.election)
+            rec = self.profile.partition_change(aview, p, self.topic_name, isr=tuple([r for r in p.isr if r != b]),
+                                                election=self.election)
         return rec, NONE, after, aview
 
     def _recover(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
         """handleBrokerUnfenced: unfence; elect a leader if the partition has none."""
+        # twin of reference/kraft.py KraftProfile.broker_recover
         b = a.broker
         if b in view.active or b not in view.registered:
             return None, NONE, env, view
-        after, aview = self._with(env, b, True)
-        rec = self.profile._build(aview, p, self.topic_name, election=self.election) if p.leader == NO_LEADER else None
+        after, aview = self.brokers_after(env, b, True)
+        rec = (self.profile.partition_change(aview, p, self.topic_name, election=self.election)
+               if p.leader == NO_LEADER else None)
         return rec, NONE, after, aview
 
     def _failover(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
@@ -460,6 +246,7 @@ class KraftKernel:
     def enabled(self, group: int, p: Partition, view: _Brokers) -> list[tuple]:
         """(rank, (action, its code, its rule)) of one budget group, the rank being the action's position in
         the order of common.default_enabled_actions for one partition: admin, ISR changes, brokers, failover."""
+        # twin of reference/enabled_actions.py default_enabled_actions
         if group == 1:
             return self.reassigns
         if group == 2:
@@ -483,7 +270,7 @@ class KraftKernel:
         view = self._view(env)
         out = []
         locals_ = self._locals
-        edges, edge_sigs, (plain_bits, plain_ask) = self.edges, self.edge_sigs, self.plain
+        asked_for, scoped, all_bits, new_edge = self.asked, self._asked, self.edge_bits, _new_edge
         kept = (p.replicas, p.isr, p.leader, p.adding, p.removing, p.elr, p.last_known_elr)
         original = g.original
         for rank, (a, code_id, rule, request, name) in self.enabled(group, p, view):
@@ -496,7 +283,8 @@ class KraftKernel:
                 bumped = "leader" in rec
             else:
                 rec, q, bumped = None, kept, False
-            # the ghost (ReassignmentModel._intent, kraft: requests take effect at once)
+            # the ghost (kraft: requests take effect at once)
+            # twin of checker/models/reassign.py ReassignmentModel._intent
             g2 = g
             if request and code == NONE:
                 if request == 1:  # Reassign
@@ -507,28 +295,27 @@ class KraftKernel:
                     g2 = g._replace(requested=None, cancelled=True)
             ending = None
             if g2.original is not None and not (q[3] or q[4]):
-                ending = ("cancelled" if g2.cancelled else "completed", g2.original, g2.requested)
+                ending = Ending(0, "cancelled" if g2.cancelled else "completed", g2.original, g2.requested)
                 g2 = IDLE
-            if request or ending is not None:
-                active = view_after.active
-                ok = 0
-                for pred, mask in edges:
-                    if pred(p, name, code, rec, q, bumped, ending, active):
-                        ok |= mask
-                for pred, mask in edge_sigs:
-                    if not pred(p, name, code, rec, q, bumped, ending, active):
-                        ok |= mask
-            else:  # no request, no ending: the predicates PLAIN declares constant there are not asked
-                ok = plain_bits
-                for pred, mask in plain_ask:
-                    if pred(p, name, code, rec, q, bumped, ending, view_after.active):
-                        ok |= mask
+            # the properties and signatures on this partition's part of the edge, where their scope covers it
+            # twin of spec/per_partition.py partition_edges (epochs renamed to 0: the record's bumps are the steps)
+            ok = all_bits
+            asked = scoped[ending is not None].get(name)
+            if asked is None:
+                asked = asked_for(name, ending is not None)
+            if asked:
+                e = new_edge(PartitionEdge, (p, q[0], q[1], q[2], 1 if bumped else 0, 0 if rec is None else 1, name,
+                                             code, rec is not None, ending, view_after.active))
+                for at, mask, sig in asked:
+                    if (not at(e)) != sig:  # a property that fails, a signature that matches
+                        ok &= ~mask
             if rec is None and g2 is g:
                 new: Any = local
             else:
                 key = (*q, g2)
                 new = locals_.get(key)
                 if new is None:
+                    # twin of checker/models/reassign.py normalize_epochs (a partition after at epochs 0)
                     new = (Partition(q[0], q[1], q[2], q[3], q[4], elr=q[5], last_known_elr=q[6]), g2)
                     known = packed.local_ids.get(new)
                     if known is not None:
@@ -537,17 +324,14 @@ class KraftKernel:
         bits = None
         if group == 0:
             inv = goal = some = 0
-            for pred, mask in self.always:
-                if pred(p, g):
+            for at, mask, sig in self._state:
+                if (not at(p, g)) == sig:  # a property that holds, a signature that does not match
                     inv |= mask
-            for pred, mask in self.state_sigs:
-                if not pred(p, g):
-                    inv |= mask
-            for pred, mask in self.goals:
-                if pred(p, g):
+            for at, mask in self._goals:
+                if at(p, g):
                     goal |= mask
-            for pred, mask in self.sometimes:
-                if pred(p, g):
+            for at, mask in self._sometimes:
+                if at(p, g):
                     some |= mask
             bits = (inv, goal, some)
         self.answered += 1
@@ -574,4 +358,4 @@ def same_answers(packed: Any, mine: tuple[list, tuple | None], theirs: tuple[lis
     return norm(mine) == norm(theirs)
 
 
-__all__ = ["CHECK_EVERY", "EDGE", "STATE", "KernelMismatch", "KraftKernel", "same_answers"]
+__all__ = ["CHECK_EVERY", "IDLE", "KernelMismatch", "KraftKernel", "same_answers"]

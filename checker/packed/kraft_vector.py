@@ -13,15 +13,20 @@ and interns each new (partition, ghost) by a 63-bit code of those fields. It wri
 third time what the scalar kernel writes a second — the enabled actions and their ranks,
 validateManualPartitionAssignment and the plan (PartitionReassignmentReplicas), the
 revert (PartitionReassignmentRevert), AlterPartition's validation, the fence / unfence
-loops, `kraft_change.build_change` with `apply_record` (`_build`), the ghost update, and the
-properties and signatures of each kind of edge — so it answers only where it was compared
-and hands the rest back to the scalar kernel, situation by situation:
+loops, `kraft_change.build_change` with `apply_record` (`partition_change`), the ghost
+update — each named in checker/packed/kernel_scope.py `RESTATED`, with a `# twin` comment
+at both ends. The properties and finding signatures it does not restate: it evaluates the
+array form spec/ writes next to each per-partition definition (spec/per_partition.py) over
+the views spec/partition_masks.py declares (`StateView`, `EdgeView` here), one form per
+property for every kind of edge, asked only on the edges its scope covers. It answers only
+where it was compared and hands the rest back to the scalar kernel, situation by situation:
 
-- a partition it cannot encode (more than 6 brokers or ids beyond 1..6, adding / removing
-  not sorted, epochs or a log), a reassignment that ends with its ghost unchanged, an
-  original it cannot encode, more than 4,096 ghosts: declined;
-- any property or signature predicate it does not implement for an edge kind: that kind's
-  group (or the endings) declined; ControllerFailover (group 4) is the scalar kernel's;
+- outside `KERNEL_SCOPE` (kernel_scope.vector_refusal: ELR, more than 6 brokers or ids
+  beyond 1..6, a property or signature without an array form): no vector kernel;
+- a partition it cannot encode (adding / removing not sorted, epochs or a log), a
+  reassignment that ends with its ghost unchanged or cancelled on an ISR change or a broker
+  step, an original it cannot encode, more than 4,096 ghosts: declined; ControllerFailover
+  (group 4) is the scalar kernel's;
 - tests/unit/test_kraft_vector.py compares every situation it answers with the scalar kernel
   and the reference on the kernel's configurations and catches planted bugs;
 - the packed table spot-checks its rows against the reference as it does the scalar kernel's.
@@ -29,10 +34,13 @@ and hands the rest back to the scalar kernel, situation by situation:
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import numpy as np
-from kreassign.checker.packed import kraft_kernel as K
+from kreassign.checker.packed import kernel_scope
+from kreassign.checker.packed.kernel_scope import KERNEL_SCOPE, vector_refusal
+from kreassign.checker.packed.kraft_kernel import IDLE
 from kreassign.reference.kraft_change import (
     adding_in_isr_all_targets_if_shrinking,
     adding_replicas_in_isr,
@@ -40,13 +48,16 @@ from kreassign.reference.kraft_change import (
 )
 from kreassign.spec import actions as A
 from kreassign.spec.messages import INVALID_REPLICA_ASSIGNMENT, NO_REASSIGNMENT_IN_PROGRESS, NONE
+from kreassign.spec.reassign_properties import Ghost
 from kreassign.spec.state import NO_LEADER, Partition
 
-MAX_BROKERS = 6  # 3-bit slots: replicas and ISR of 6 brokers, with the leader, masks and ghost, fit 63 bits
+MAX_BROKERS = KERNEL_SCOPE.vector_max_brokers  # 3-bit slots: replicas and ISR of 6 brokers, with the leader,
+# masks and ghost, fit 63 bits
 GHOST_BITS = 12
 POP = np.array([i.bit_count() for i in range(1 << (MAX_BROKERS + 1))], dtype=np.int64)  # popcount of a mask
 EXPAND, SHRINK, FAIL, RECOVER = range(4)
-VECTOR_GROUPS = (0, 1, 2, 3)  # the budget groups it answers: all but ControllerFailover
+KINDS = ("LeaderExpandIsr", "LeaderShrinkIsr", "BrokerFail", "BrokerRecover")  # their actions' class names
+VECTOR_GROUPS = KERNEL_SCOPE.vector_groups  # the budget groups it answers: all but ControllerFailover
 
 
 def _mask(slots: np.ndarray) -> np.ndarray:
@@ -89,11 +100,13 @@ class VectorKernel:
     def __init__(self, kernel: Any):
         self.kernel = kernel
         self.packed = packed = kernel.packed
+        self.groups = kernel_scope.KERNEL_SCOPE.vector_groups  # the others: every situation declined
         self.S = MAX_BROKERS
         profile = kernel.profile
         self.unclean = kernel.election == A.UNCLEAN
         self.bump_on_shrink = profile.bump_leader_epoch_on_isr_shrink
         # the completion rule's twin (reference/kraft_change.py): which of the three the profile uses
+        # twin of reference/kraft_change.py all_target_replicas_in_isr, adding_replicas_in_isr, adding_in_isr_all_targets_if_shrinking
         rule = profile.completion_rule
         if rule is all_target_replicas_in_isr:
             self.completion = "all-targets"
@@ -129,10 +142,16 @@ class VectorKernel:
         self.g_req_m = np.zeros(0, dtype=np.int64)
         self.g_req_len = np.zeros(0, dtype=np.int64)
         self.g_orig_len = np.zeros(0, dtype=np.int64)
-        self.idle = self._ghost(K.IDLE)
-        # the edge predicates on an edge that completes a reassignment, if it computes them all
-        preds = [pred for pred, _ in kernel.edges + kernel.edge_sigs]
-        self.ending = VENDING if all(p in VENDING for p in preds) else None
+        self.idle = self._ghost(IDLE)
+        # the properties and signatures: the array forms of spec/'s per-partition definitions (vector_refusal
+        # saw each has one), with the bits the scalar kernel gives them; the edge checks grouped by scope
+        self.state_checks = [(form.array_form(), mask, sig) for form, mask, sig in kernel.state_checks]
+        self.goal_checks = [(form.array_form(), mask) for form, mask, _ in kernel.goal_checks]
+        self.sometimes_checks = [(form.array_form(), mask) for form, mask, _ in kernel.sometimes_checks]
+        by_scope: dict[Any, list] = {}
+        for form, mask, sig in kernel.edge_checks:
+            by_scope.setdefault(form.scope, []).append((form.array_form(), mask, sig))
+        self.edge_checks = list(by_scope.items())
         # the admin's targets (Reassign, group 1) as slots, masks, lengths, and whether each is encodable
         targets = [e[0].replicas for _, e in kernel.reassigns]
         self.target_tuples = [tuple(x) for x in targets]
@@ -145,15 +164,8 @@ class VectorKernel:
         self.target_ranks = np.array([k for k, _ in kernel.reassigns], dtype=np.int64)
         self.target_codes = np.array([e[1] for _, e in kernel.reassigns], dtype=np.int64)
         self.all_ids = np.arange(1, self.S + 1, dtype=np.int64) * (np.arange(1, self.S + 1) <= self.B)
-        self.reassign_preds = ([(VREASSIGN[p], mask, False) for p, mask in kernel.edges]
-                               + [(VREASSIGN[p], mask, True) for p, mask in kernel.edge_sigs]
-                               if all(p in VREASSIGN for p in preds) and self.targets[3].all() else None)
-        # ... and on a Cancel edge: (function, mask, True for a signature: its bit means "does not match")
-        if len(kernel.cancels) == 1 and all(p in VCANCEL for p in preds):
-            self.cancel_preds = ([(VCANCEL[p], mask, False) for p, mask in kernel.edges]
-                                 + [(VCANCEL[p], mask, True) for p, mask in kernel.edge_sigs])
-        else:
-            self.cancel_preds = None
+        self.reassigns_encodable = bool(self.targets[3].all())  # else group 1 is the scalar kernel's
+        self.one_cancel = len(kernel.cancels) == 1  # else group 2 is the scalar kernel's
         # packed code of each local -> local id, sorted by code
         self.codes_sorted = np.zeros(0, dtype=np.int64)
         self.ids_sorted = np.zeros(0, dtype=np.int64)
@@ -166,16 +178,9 @@ class VectorKernel:
 
     @classmethod
     def build(cls, kernel: Any) -> VectorKernel | None:
-        packed = kernel.packed
-        if kernel.profile.elr:  # its numpy builder has no ELR (KIP-966): the scalar kernel answers
-            return None
-        ids = [b.id for b in packed.envs[0]]
-        if ids != list(range(1, len(ids) + 1)) or len(ids) > MAX_BROKERS:
-            return None
-        # the edge predicates of a plain edge: constant, or epochs_monotone (the only one it computes)
-        if any(pred is not K._epochs_monotone for pred, _ in kernel.plain[1]):
-            return None
-        if any(pred not in VSTATE for pred, _ in kernel.always + kernel.state_sigs + kernel.goals + kernel.sometimes):
+        """The vector kernel for the scalar `kernel`'s model, or None outside its scope (kernel_scope.vector_refusal
+        says why): then the scalar kernel answers every group."""
+        if vector_refusal(kernel) is not None:
             return None
         return cls(kernel)
 
@@ -200,6 +205,7 @@ class VectorKernel:
             rows = []
             for part, ghost in packed.locals[n0:n]:
                 r, i = self._slots(part.replicas), self._slots(part.isr)
+                # twin of checker/models/reassign.py normalize_epochs (epochs 0: none encoded)
                 ok = (r is not None and i is not None and part.log is None and part.original is None
                       and not part.leader_epoch and not part.partition_epoch
                       and list(part.adding) == sorted(set(part.adding)) and list(part.removing) == sorted(set(part.removing))
@@ -268,8 +274,8 @@ class VectorKernel:
         """The env id of `env` with broker b fenced (active=False) / unfenced, interned on first use."""
         got = self.env_after[env, int(active), b]
         if got < 0:
-            after, _ = self.kernel._with(env, b, active)
-            got = after if type(after) is int else self.packed._env(after)
+            after, _ = self.kernel.brokers_after(env, b, active)
+            got = after if type(after) is int else self.packed.intern_env(after)
             self.sync()
             self.env_after[env, int(active), b] = got
         return int(got)
@@ -295,10 +301,18 @@ class VectorKernel:
         S, B = self.S, self.B
         locs = np.asarray(locs, dtype=np.int64)
         envs = np.asarray(envs, dtype=np.int64)
+        if group not in self.groups:
+            empty = np.zeros(0, dtype=np.int64)
+            out = {"done": np.zeros(len(locs), dtype=bool), "sit": empty, "rank": empty, "code": empty, "new": empty,
+                   "env": empty, "ok": empty, "global": np.zeros(0, dtype=bool)}
+            if group == 0:
+                out["bits"] = (empty, empty, empty)
+            return out
         if group == 2:
             return self._tabulate_cancel(locs, envs)
         if group == 1:
             return self._tabulate_reassign(locs, envs)
+        # twin of reference/enabled_actions.py default_enabled_actions (one partition's ISR changes and brokers, ranked)
         R, I, L = self.R[locs], self.I[locs], self.L[locs]
         Rm, Im = _mask(R), _mask(I)
         AR, RR = self.AR[locs], self.RR[locs]
@@ -333,7 +347,6 @@ class VectorKernel:
         sit, kind, broker, rank = (np.concatenate(x) for x in (sit, kind, broker, rank))
         order = np.lexsort((rank, sit))
         sit, kind, broker, rank = sit[order], kind[order], broker[order], rank[order]
-        n = len(sit)
         # each answer: the partition before, the brokers after, the ISR target
         pR, pI, pL, pRm, pIm, pAR, pRR = R[sit], I[sit], L[sit], Rm[sit], Im[sit], AR[sit], RR[sit]
         bit = np.left_shift(1, broker)
@@ -347,35 +360,30 @@ class VectorKernel:
         tm = _mask(target)
         tlen = (target > 0).sum(1)
         # AlterPartition's validation (ISR changes), the fence / unfence conditions
+        # twin of reference/kraft.py KraftProfile.alter_partition, KraftProfile.broker_fail, KraftProfile.broker_recover
         isr_change = grow | (kind == SHRINK)
         valid = (_bit(registered[sit], pL) & (POP[tm] == tlen) & ((tm & ~pRm) == 0)
                  & _bit(tm, pL) & ((tm & ~act_after) == 0))
         changes = np.where(isr_change, valid, np.where(fence, _bit(pIm, broker), pL == NO_LEADER))
-        qR, qI, qL, qAR, qRR, rec, monotone = self._build(pR, pI, pL, pAR, pRR, pR, target, pAR, pRR, act_after)
+        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, pR, target, pAR, pRR, act_after)
         rec &= changes
+        bumped &= rec
         qR, qI, qL = np.where(rec[:, None], qR, pR), np.where(rec[:, None], qI, pI), np.where(rec, qL, pL)
         qAR, qRR = np.where(rec, qAR, pAR), np.where(rec, qRR, pRR)
-        monotone |= ~changes
         # a reassignment in flight that stops being one ends on the edge (its ghost goes idle): a completion
         # is answered here, a cancelled one's ending goes back to the scalar kernel with its situation
+        # twin of checker/models/reassign.py ReassignmentModel._intent (no request: the ghost as it was, until it ends)
         gid = self.G[locs][sit]
         ends = self.g_orig[gid] & ((qAR | qRR) == 0)
         refuse = ~self.encodable[locs]
-        refuse[sit[ends & (self.g_cancelled[gid] | (self.ending is None))]] = True
+        refuse[sit[ends & (self.g_cancelled[gid] | ~self.g_orig_ok[gid])]] = True
         keep_ans = ~refuse[sit]
-        plain_bits, ask = self.kernel.plain
-        ok = np.full(n, plain_bits, dtype=np.int64)
-        for _, mask in ask:  # epochs_monotone (build refuses any other)
-            ok |= np.where(monotone, mask, 0)
-        done_ends = np.flatnonzero(ends & keep_ans)
-        if len(done_ends):
-            c = _EdgeContext(self, done_ends, qR, qI, pAR, gid, monotone)
-            bits = np.zeros(len(done_ends), dtype=np.int64)
-            for pred, mask in self.kernel.edges:
-                bits |= np.where(self.ending[pred](c), mask, 0)
-            for pred, mask in self.kernel.edge_sigs:
-                bits |= np.where(self.ending[pred](c), 0, mask)
-            ok[done_ends] = bits
+        k = np.flatnonzero(keep_ans)
+        g = gid[k]
+        ok = self._edge_bits(EdgeView(
+            KINDS, kind[k], pR[k], pI[k], pL[k], pAR[k], qR[k], qI[k], qL[k], bumped[k].astype(np.int64),
+            rec[k].astype(np.int64), np.full(len(k), NONE, dtype=np.int64), rec[k], act_after[k], ends[k],
+            self.g_cancelled[g], self.g_orig_slots[g], self.g_req[g], self.g_req_m[g], self.g_req_len[g]))
         # the next local: the same one, or looked up / interned by its code
         new = locs[sit].copy()
         new_gid = np.where(ends, self.idle, gid)
@@ -393,7 +401,7 @@ class VectorKernel:
                 env_after[sel] = self.env_after[e_sel, int(active_flag), b_sel]
         out = {"done": ~refuse, "sit": sit[keep_ans], "rank": rank[keep_ans],
                "code": self.code[kind[keep_ans], broker[keep_ans]], "new": new[keep_ans],
-               "env": env_after[keep_ans], "ok": ok[keep_ans], "global": (kind[keep_ans] == FAIL) | (kind[keep_ans] == RECOVER)}
+               "env": env_after[keep_ans], "ok": ok, "global": (kind[keep_ans] == FAIL) | (kind[keep_ans] == RECOVER)}
         if group == 0:
             out["bits"] = self._state_bits(locs)
         return out
@@ -402,6 +410,7 @@ class VectorKernel:
         """Budget group 1, every Reassign of each situation: changePartitionReassignment (validation, the
         plan — target ++ removing, adding and removing sorted, an empty list keeping the old one — and
         the change with an ONLINE election), the ghost (Ghost(original, target)), the ending."""
+        # twin of reference/kraft.py KraftProfile.change_reassignment
         S = self.S
         T, Tm, Tlen, _ = self.targets
         nt, n_sit = len(T), len(locs)
@@ -419,13 +428,14 @@ class VectorKernel:
         removing, adding = pRm & ~tm, tm & ~pRm
         plan = _compact(np.concatenate([tR, _minus(np.broadcast_to(self.all_ids, tR.shape), ~removing)], axis=1))[:, :S]
         ar, rr = np.where(adding != 0, adding, pAR), np.where(removing != 0, removing, pRR)
-        qR, qI, qL, qAR, qRR, rec, monotone = self._build(pR, pI, pL, pAR, pRR, plan, pI, ar, rr, active, False)
+        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, plan, pI, ar, rr, active, False)
         rec &= accepted
+        bumped &= rec
         qR, qI, qL = np.where(rec[:, None], qR, pR), np.where(rec[:, None], qI, pI), np.where(rec, qL, pL)
         qAR, qRR = np.where(rec, qAR, pAR), np.where(rec, qRR, pRR)
-        monotone |= ~accepted
         # the ghost: the original (kept, or the current replicas − adding) and this target; unless an idle
         # partition was "reassigned" to its own replicas
+        # twin of checker/models/reassign.py ReassignmentModel._intent (an accepted Reassign)
         has_orig = self.g_orig[gid]
         still = (qAR | qRR) != 0
         idle_no_op = ~has_orig & ~still & (_mask(qR) == pRm)
@@ -441,29 +451,31 @@ class VectorKernel:
             orig = np.where(has_orig[at, None], self.g_orig_slots[gid[at]], _minus(pR[at], pAR[at]))
             key = self._slot_code(orig) * (nt + 1) + t[at]
             _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-            gids = np.array([self._ghost(K.Ghost(tuple(int(b) for b in orig[j] if b), self.target_tuples[t[at][j]],
-                                                 False)) for j in first.tolist()], dtype=np.int64)
+            gids = np.array([self._ghost(Ghost(tuple(int(b) for b in orig[j] if b), self.target_tuples[t[at][j]],
+                                               False)) for j in first.tolist()], dtype=np.int64)
             new_gid[at] = gids[inverse]
         new_gid = np.where(ends, self.idle, new_gid)
         refuse_ans |= new_gid >= 1 << GHOST_BITS
-        refuse_ans |= self.reassign_preds is None
+        refuse_ans |= not self.reassigns_encodable
         refuse = ~self.encodable[locs]
         refuse[sit[refuse_ans]] = True
         keep_ans = ~refuse[sit]
-        c = _ReassignContext(pL, pAR, qR, qI, qL, active, ends, tm, Tlen[t], monotone)
-        ok = np.zeros(len(sit), dtype=np.int64)
-        if self.reassign_preds is not None:
-            for fn, mask, sig in self.reassign_preds:
-                ok |= np.where(fn(c) != sig, mask, 0)
+        k = np.flatnonzero(keep_ans)
+        n_k = len(k)
+        original = np.where(has_orig[k, None], self.g_orig_slots[gid[k]], _minus(pR[k], pAR[k]))
+        ok = self._edge_bits(EdgeView(
+            ("Reassign",), np.zeros(n_k, dtype=np.int64), pR[k], pI[k], pL[k], pAR[k], qR[k], qI[k], qL[k],
+            bumped[k].astype(np.int64), rec[k].astype(np.int64),
+            np.where(accepted[k], NONE, INVALID_REPLICA_ASSIGNMENT), rec[k], active[k], ends[k],
+            np.zeros(n_k, dtype=bool), original, np.ones(n_k, dtype=bool), tm[k], Tlen[t[k]]))
         new = l.copy()
         chg = (rec | (new_gid != gid)) & keep_ans
         if chg.any():
             codes = self._code(qR[chg], qI[chg], qL[chg], qAR[chg], qRR[chg], new_gid[chg])
             new[chg] = self._intern(codes, qR[chg], qI[chg], qL[chg], qAR[chg], qRR[chg], new_gid[chg])
-        keep = np.flatnonzero(keep_ans)
-        return {"done": ~refuse, "sit": sit[keep], "rank": self.target_ranks[t[keep]],
-                "code": self.target_codes[t[keep]], "new": new[keep], "env": envs[sit[keep]],
-                "ok": ok[keep], "global": np.zeros(len(keep), dtype=bool)}
+        return {"done": ~refuse, "sit": sit[k], "rank": self.target_ranks[t[k]],
+                "code": self.target_codes[t[k]], "new": new[k], "env": envs[sit[k]],
+                "ok": ok, "global": np.zeros(n_k, dtype=bool)}
 
     def _slot_code(self, slots: np.ndarray) -> np.ndarray:
         code = np.zeros(len(slots), dtype=np.int64)
@@ -475,6 +487,7 @@ class VectorKernel:
         """Budget group 2, the Cancel of each situation: cancelPartitionReassignment (85 when idle; the
         revert R − AR, ISR − AR; an empty ISR reverts to the first replica, refused unless the topic is
         unclean), the change, the ghost and the ending. What it declines: the situation is the caller's."""
+        # twin of reference/kraft.py KraftProfile.cancel_reassignment
         pR, pI, pL, pAR, pRR = self.R[locs], self.I[locs], self.L[locs], self.AR[locs], self.RR[locs]
         active = self.env_active[envs]
         gid = self.G[locs]
@@ -487,37 +500,41 @@ class VectorKernel:
         refused = empty & (not self.unclean)
         accepted = moving & ~refused
         code = np.where(~moving, NO_REASSIGNMENT_IN_PROGRESS, np.where(refused, INVALID_REPLICA_ASSIGNMENT, NONE))
-        qR, qI, qL, qAR, qRR, rec, monotone = self._build(pR, pI, pL, pAR, pRR, r, i, zero, zero, active)
+        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, r, i, zero, zero, active)
         rec &= accepted
+        bumped &= rec
         qR, qI, qL = np.where(rec[:, None], qR, pR), np.where(rec[:, None], qI, pI), np.where(rec, qL, pL)
         qAR, qRR = np.where(rec, qAR, pAR), np.where(rec, qRR, pRR)
-        monotone |= ~accepted
         # the ghost: an accepted cancel of a reassignment in flight ends it once nothing is moving
+        # twin of checker/models/reassign.py ReassignmentModel._intent (an accepted Cancel)
         has_orig = self.g_orig[gid]
         ends = accepted & has_orig & ((qAR | qRR) == 0)
         refuse = (~self.encodable[locs] | (accepted & has_orig & ~ends) | (moving & (_mask(r) == 0))
-                  | (ends & ~self.g_orig_ok[gid]) | (self.cancel_preds is None))
-        c = _CancelContext(self, gid, pR, pL, pAR, qR, qI, qL, active, ends, code, rec, monotone)
-        ok = np.zeros(len(locs), dtype=np.int64)
-        if self.cancel_preds is not None:
-            for fn, mask, sig in self.cancel_preds:
-                ok |= np.where(fn(c) != sig, mask, 0)
+                  | (ends & ~self.g_orig_ok[gid]) | (not self.one_cancel))
+        k = np.flatnonzero(~refuse)
+        n_k = len(k)
+        g = gid[k]
+        ok = self._edge_bits(EdgeView(
+            ("Cancel",), np.zeros(n_k, dtype=np.int64), pR[k], pI[k], pL[k], pAR[k], qR[k], qI[k], qL[k],
+            bumped[k].astype(np.int64), rec[k].astype(np.int64), code[k], rec[k], active[k], ends[k],
+            np.ones(n_k, dtype=bool), self.g_orig_slots[g], np.zeros(n_k, dtype=bool), zero[k], zero[k]))
         new = locs.copy()
         chg = (rec | ends) & ~refuse
         if chg.any():
             new_gid = np.where(ends, self.idle, gid)
             codes = self._code(qR[chg], qI[chg], qL[chg], qAR[chg], qRR[chg], new_gid[chg])
             new[chg] = self._intern(codes, qR[chg], qI[chg], qL[chg], qAR[chg], qRR[chg], new_gid[chg])
-        keep = np.flatnonzero(~refuse)
         rank, entry = self.kernel.cancels[0]
-        return {"done": ~refuse, "sit": keep, "rank": np.full(len(keep), rank, dtype=np.int64),
-                "code": np.full(len(keep), entry[1], dtype=np.int64), "new": new[keep], "env": envs[keep],
-                "ok": ok[keep], "global": np.zeros(len(keep), dtype=bool)}
+        return {"done": ~refuse, "sit": k, "rank": np.full(n_k, rank, dtype=np.int64),
+                "code": np.full(n_k, entry[1], dtype=np.int64), "new": new[k], "env": envs[k],
+                "ok": ok, "global": np.zeros(n_k, dtype=bool)}
 
-    def _build(self, pR, pI, pL, pAR, pRR, r, i, ar, rr, act_after, unclean_election: bool | None = None) -> tuple:
+    def partition_change(self, pR, pI, pL, pAR, pRR, r, i, ar, rr, act_after,
+                         unclean_election: bool | None = None) -> tuple:
         """kraft_change.build_change + apply_record for each row: the partition (pR, pI, pL, pAR, pRR) with
         the targets (r, i, ar, rr), brokers `act_after` active, the topic's election. Returns the fields
-        after, whether a record is written, and epochs_monotone on the edge."""
+        after, whether a record is written, and whether it bumps the leader epoch (sets the leader)."""
+        # twin of reference/kraft_change.py build_change (with complete_if_needed, elect, apply_record)
         # completeReassignmentIfNeeded on the targets
         r, i = r.copy(), i.copy()
         moving = (ar | rr) != 0
@@ -562,10 +579,7 @@ class VectorKernel:
         qI = np.where(rec[:, None], new_i, pI)  # new_i is pI where the record writes no ISR
         qL = np.where(rec, leader, pL)
         qAR, qRR = np.where(rec, ar, pAR), np.where(rec, rr, pRR)
-        # epochs_monotone: every leader / ISR change writes a record, every leader change bumps the epoch
-        bumped = rec & rec_leader
-        monotone = ~((((qL != pL) | (qI != pI).any(1)) & ~rec) | ((qL != pL) & ~bumped))
-        return qR, qI, qL, qAR, qRR, rec, monotone
+        return qR, qI, qL, qAR, qRR, rec, rec & rec_leader
 
     def _intern(self, codes, qR, qI, qL, qAR, qRR, gid) -> np.ndarray:
         """Local ids of these (partition, ghost) codes, interning the new ones (one Partition each)."""
@@ -585,7 +599,7 @@ class VectorKernel:
                 j = first[u]
                 part = Partition(tuple(int(b) for b in qR[j] if b), tuple(int(b) for b in qI[j] if b), int(qL[j]),
                                  tuple(b for b in bs if qAR[j] >> b & 1), tuple(b for b in bs if qRR[j] >> b & 1))
-                ids[u] = self.packed._local(part, self.ghosts[int(gid[j])])
+                ids[u] = self.packed.intern_local(part, self.ghosts[int(gid[j])])
             rows = first[missing]
             if self.synced == start and (ids[missing] == np.arange(start, start + len(missing))).all():
                 # all new, in order: their encodings are the rows they were made from
@@ -595,20 +609,37 @@ class VectorKernel:
         return ids[inverse]
 
     def _state_bits(self, locs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ctx = _StateContext(self, locs)
-        kernel = self.kernel
+        """(inv, goal, some) of each local: the state checks' array forms over a StateView."""
+        view = StateView.of(self, locs)
         inv = np.zeros(len(locs), dtype=np.int64)
         goal = np.zeros(len(locs), dtype=np.int64)
         some = np.zeros(len(locs), dtype=np.int64)
-        for pred, mask in kernel.always:
-            inv |= np.where(VSTATE[pred](ctx), mask, 0)
-        for pred, mask in kernel.state_sigs:
-            inv |= np.where(VSTATE[pred](ctx), 0, mask)
-        for pred, mask in kernel.goals:
-            goal |= np.where(VSTATE[pred](ctx), mask, 0)
-        for pred, mask in kernel.sometimes:
-            some |= np.where(VSTATE[pred](ctx), mask, 0)
+        for fn, mask, sig in self.state_checks:  # a signature's bit: it does not match
+            inv |= np.where(fn(view) != sig, mask, 0)
+        for fn, mask in self.goal_checks:
+            goal |= np.where(fn(view), mask, 0)
+        for fn, mask in self.sometimes_checks:
+            some |= np.where(fn(view), mask, 0)
         return inv, goal, some
+
+    def _edge_bits(self, view: EdgeView) -> np.ndarray:
+        """The edge bits of each row, as KraftKernel.compute sets them: every property holds and no signature
+        matches outside a check's scope; inside, the array form says."""
+        n = len(view.leader)
+        ok = np.full(n, self.kernel.edge_bits, dtype=np.int64)
+        for scope, checks in self.edge_checks:
+            inside = np.ones(n, dtype=bool) if scope.kinds is None else view.kind_in(scope.kinds)
+            if scope.ended:
+                inside &= view.ended
+            rows = np.flatnonzero(inside)
+            if not len(rows):
+                continue
+            sub = view if len(rows) == n else view.take(rows)
+            wrong = np.zeros(len(rows), dtype=np.int64)
+            for fn, mask, sig in checks:  # a property that fails, a signature that matches
+                wrong |= np.where(fn(sub) == sig, mask, 0)
+            ok[rows] &= ~wrong
+        return ok
 
     def rows(self, group: int, out: dict[str, Any], k: int) -> tuple[list, tuple | None]:
         """Situation k's answer in `KraftKernel.compute`'s form (for the spot checks and the tests)."""
@@ -619,235 +650,85 @@ class VectorKernel:
         return rows, bits
 
 
-class _EdgeContext:
-    """What the edge predicates read on the edges `at` (answers) that complete a reassignment."""
-
-    def __init__(self, vk: VectorKernel, at: np.ndarray, qR, qI, pAR, gid, monotone):
-        g = gid[at]
-        self.qRm, self.qIm = _mask(qR[at]), _mask(qI[at])
-        self.qRlen = (qR[at] > 0).sum(1)
-        self.pAR = pAR[at]
-        self.has_req, self.req_m, self.req_len = vk.g_req[g], vk.g_req_m[g], vk.g_req_len[g]
-        self.orig_len = vk.g_orig_len[g]
-        self.monotone = monotone[at]
-        self.n = len(at)
-
-
-# on an edge that completes a reassignment (not a request; the ghost not cancelled): kind "completed"
-def _e_epochs_monotone(c):
-    return c.monotone
-
-
-def _e_completion_reaches_target(c):
-    return ~c.has_req | ((c.qRm == c.req_m) & ((c.req_m & ~c.qIm) == 0))
-
-
-def _e_true(c):
-    return np.ones(c.n, dtype=bool)
-
-
-def _e_false(c):
-    return np.zeros(c.n, dtype=bool)
-
-
-def _e_replication_factor_restored(c):
-    return c.qRlen == np.where(c.has_req, c.req_len, c.orig_len)
-
-
-def _e_completes_with_non_adding_target_out_of_isr(c):
-    missing = c.req_m & ~c.qIm
-    return (c.qRm == c.req_m) & (missing != 0) & ((missing & c.pAR) == 0)
-
-
-VENDING = {
-    K._epochs_monotone: _e_epochs_monotone,
-    K._completion_reaches_target: _e_completion_reaches_target,
-    K._cancel_restores_original_replicas: _e_true,  # a completion, not a cancel
-    K._cancel_restores_original_order: _e_true,
-    K._replication_factor_restored: _e_replication_factor_restored,
-    K._admin_action_keeps_a_leader: _e_true,  # not an admin request
-    K._cancel_rejected_cleanly: _e_true,  # not a Cancel
-    K._cancel_keeps_non_adding_replicas: _e_false,
-    K._cancel_keeps_merged_order: _e_false,
-    K._completes_with_non_adding_target_out_of_isr: _e_completes_with_non_adding_target_out_of_isr,
-}
-
-
-class _ReassignContext:
-    """What the edge predicates read on Reassign edges (one per situation and target)."""
-
-    def __init__(self, pL, pAR, qR, qI, qL, active, ends, tm, tlen, monotone):
-        self.pL, self.pAR = pL, pAR
-        self.qRm, self.qIm, self.qL, self.qRlen = _mask(qR), _mask(qI), qL, (qR > 0).sum(1)
-        self.active, self.ends, self.tm, self.tlen, self.monotone = active, ends, tm, tlen, monotone
-
-
-def _r_completion_reaches_target(c):
-    return ~c.ends | ((c.qRm == c.tm) & ((c.tm & ~c.qIm) == 0))
-
-
-def _r_replication_factor_restored(c):
-    return ~c.ends | (c.qRlen == c.tlen)
-
-
-def _r_completes_with_non_adding_target_out_of_isr(c):
-    missing = c.tm & ~c.qIm
-    return c.ends & (c.qRm == c.tm) & (missing != 0) & ((missing & c.pAR) == 0)
-
-
-VREASSIGN = {
-    K._epochs_monotone: lambda c: c.monotone,
-    K._completion_reaches_target: _r_completion_reaches_target,
-    K._cancel_restores_original_replicas: lambda c: np.ones(len(c.pL), dtype=bool),  # a completion, if anything
-    K._cancel_restores_original_order: lambda c: np.ones(len(c.pL), dtype=bool),
-    K._replication_factor_restored: _r_replication_factor_restored,
-    K._admin_action_keeps_a_leader: lambda c: ~((c.qL == NO_LEADER) & (c.pL != NO_LEADER)
-                                                & ((c.qIm & c.qRm & c.active) != 0)),
-    K._cancel_rejected_cleanly: lambda c: np.ones(len(c.pL), dtype=bool),  # not a Cancel
-    K._cancel_keeps_non_adding_replicas: lambda c: np.zeros(len(c.pL), dtype=bool),
-    K._cancel_keeps_merged_order: lambda c: np.zeros(len(c.pL), dtype=bool),
-    K._completes_with_non_adding_target_out_of_isr: _r_completes_with_non_adding_target_out_of_isr,
-}
-
-
-class _CancelContext:
-    """What the edge predicates read on Cancel edges (one per situation)."""
-
-    def __init__(self, vk: VectorKernel, gid, pR, pL, pAR, qR, qI, qL, active, ends, code, rec, monotone):
-        self.pR, self.pRm, self.pL, self.pAR = pR, _mask(pR), pL, pAR
-        self.qR, self.qRm, self.qIm, self.qL = qR, _mask(qR), _mask(qI), qL
-        self.qRlen = (qR > 0).sum(1)
-        self.active, self.ends, self.code, self.rec, self.monotone = active, ends, code, rec, monotone
-        self.orig_m, self.orig_len, self.orig = vk.g_orig_m[gid], vk.g_orig_len[gid], vk.g_orig_slots[gid]
-
-
-def _c_cancel_restores_original_replicas(c):
-    return ~c.ends | (c.qRm == c.orig_m)
-
-
-def _c_cancel_restores_original_order(c):
-    return ~c.ends | (c.qR == c.orig).all(1)
-
-
-def _c_replication_factor_restored(c):
-    return ~c.ends | (c.qRlen == c.orig_len)  # a cancel: the original's replication factor
-
-
-def _c_admin_action_keeps_a_leader(c):
-    return ~((c.qL == NO_LEADER) & (c.pL != NO_LEADER) & ((c.qIm & c.qRm & c.active) != 0))
-
-
-def _c_cancel_rejected_cleanly(c):
-    return (c.code == NONE) | ~c.rec
-
-
-def _c_cancel_keeps_non_adding_replicas(c):
-    extra = c.qRm & ~c.orig_m
-    return c.ends & ((c.orig_m & ~c.qRm) == 0) & (extra != 0) & ((extra & c.pAR) == 0)
-
-
-def _c_cancel_keeps_merged_order(c):
-    merged = _minus(c.pR, c.pRm & ~c.orig_m)
-    return c.ends & (c.qRm == c.orig_m) & (c.qR != c.orig).any(1) & (c.qR == merged).all(1)
-
-
-VCANCEL = {
-    K._epochs_monotone: lambda c: c.monotone,
-    K._completion_reaches_target: lambda c: np.ones(len(c.pL), dtype=bool),  # a cancel completes nothing
-    K._cancel_restores_original_replicas: _c_cancel_restores_original_replicas,
-    K._cancel_restores_original_order: _c_cancel_restores_original_order,
-    K._replication_factor_restored: _c_replication_factor_restored,
-    K._admin_action_keeps_a_leader: _c_admin_action_keeps_a_leader,
-    K._cancel_rejected_cleanly: _c_cancel_rejected_cleanly,
-    K._cancel_keeps_non_adding_replicas: _c_cancel_keeps_non_adding_replicas,
-    K._cancel_keeps_merged_order: _c_cancel_keeps_merged_order,
-    K._completes_with_non_adding_target_out_of_isr: lambda c: np.zeros(len(c.pL), dtype=bool),
-}
-
-
-class _StateContext:
-    """The fields the state predicates read, for a batch of local ids (masks; ghosts by id)."""
-
-    def __init__(self, vk: VectorKernel, locs: np.ndarray):
-        self.R, self.I, self.L = vk.R[locs], vk.I[locs], vk.L[locs]
-        self.Rm, self.Im = _mask(self.R), _mask(self.I)
-        self.AR, self.RR = vk.AR[locs], vk.RR[locs]
-        ghosts = [vk.ghosts[g] for g in vk.G[locs].tolist()]
-        self.has_orig = np.array([g.original is not None for g in ghosts], dtype=bool)
-        self.has_req = np.array([g.requested is not None for g in ghosts], dtype=bool)
-        self.orig_m = np.array([sum(1 << b for b in g.original or ()) for g in ghosts], dtype=np.int64)
-        self.req_m = np.array([sum(1 << b for b in g.requested or ()) for g in ghosts], dtype=np.int64)
-        self.moving = (self.AR | self.RR) != 0
-        self.rlen = (self.R > 0).sum(1)
-
-
-def _v_target_in_replicas(c):
-    return ~c.has_req | ~c.moving | ((c.req_m & ~c.Rm) == 0)
-
-
-def _v_original_in_replicas(c):
-    return ~c.has_orig | ~c.moving | ((c.orig_m & ~c.Rm) == 0)
-
-
-def _v_adding_removing_disjoint(c):
-    return (c.AR & c.RR) == 0
-
-
-def _v_isr_in_replicas(c):
-    return (c.Im & ~c.Rm) == 0
-
-
-def _v_leader_in_isr(c):
-    return (c.L == NO_LEADER) | _bit(c.Im, c.L)
-
-
-def _v_isr_non_empty(c):
-    # twin of spec/reassign_properties.isr_non_empty without its ELR clause: ELR never reaches this kernel
-    # (VectorKernel.build declines it), so partitions here have no ELR and no last known leader
-    return c.Im != 0
-
-
-def _v_replication_factor_bounded(c):
-    return ~(c.has_orig & c.has_req & c.moving) | (c.rlen <= POP[c.orig_m | c.req_m])
-
-
-def _v_committed_records_kept(c):
-    return np.ones(len(c.L), dtype=bool)
-
-
-def _v_reassignment_finished(c):
-    return ~c.has_orig
-
-
-def _v_stale_adding_replica(c):
-    both = c.AR & c.RR
-    return (both != 0) & c.has_orig & ((both & (c.orig_m | c.req_m)) == 0)
-
-
-def _v_override_keeps_earlier_target(c):
-    extra = c.Rm & ~c.orig_m & ~c.req_m
-    return c.has_orig & c.has_req & (extra != 0) & ((extra & ~c.RR) == 0)
-
-
-def _v_stuck_on_stale_adding(c):
-    return (c.AR & c.RR) != 0
-
-
-def _vstate() -> dict[Any, Any]:
-    return {
-        K._target_in_replicas: _v_target_in_replicas,
-        K._original_in_replicas: _v_original_in_replicas,
-        K._adding_removing_disjoint: _v_adding_removing_disjoint,
-        K._isr_in_replicas: _v_isr_in_replicas,
-        K._leader_in_isr: _v_leader_in_isr,
-        K._isr_non_empty: _v_isr_non_empty,
-        K._replication_factor_bounded: _v_replication_factor_bounded,
-        K._committed_records_kept: _v_committed_records_kept,
-        K._reassignment_finished: _v_reassignment_finished,
-        K._stale_adding_replica: _v_stale_adding_replica,
-        K._override_keeps_earlier_target: _v_override_keeps_earlier_target,
-        K._stuck_on_stale_adding: _v_stuck_on_stale_adding,
-    }
-
-
-VSTATE = _vstate()
+class _Helpers:
+    """spec/partition_masks.py's helpers, on the vector kernel's masks and slots."""
+
+    @staticmethod
+    def count(masks: np.ndarray) -> np.ndarray:
+        return POP[masks]
+
+    @staticmethod
+    def has(masks: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        return _bit(masks, ids)
+
+    @staticmethod
+    def minus(slots: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return _minus(slots, masks)
+
+
+class StateView(_Helpers):
+    """spec/partition_masks.StateMasks for a batch of partitions with their ghosts: replica and ISR slots, the
+    leader, adding / removing masks, and per ghost whether it has an original / requested target and their masks."""
+
+    def __init__(self, R: np.ndarray, I: np.ndarray, L: np.ndarray, AR: np.ndarray, RR: np.ndarray,
+                 has_original: np.ndarray, original: np.ndarray, has_requested: np.ndarray, requested: np.ndarray):
+        self.replicas, self.replica_count, self.isr, self.leader = _mask(R), (R > 0).sum(1), _mask(I), L
+        self.adding, self.removing = AR, RR
+        self.reassigning = (AR | RR) != 0
+        # no ELR: vector_refusal declines it (the partitions it encodes have none)
+        self.elr, self.last_known_leader = np.zeros(len(L), dtype=np.int64), np.zeros(len(L), dtype=bool)
+        self.has_original, self.original = has_original, original
+        self.has_requested, self.requested = has_requested, requested
+
+    @classmethod
+    def of(cls, vk: VectorKernel, locs: np.ndarray) -> StateView:
+        """The view of the vector kernel's locals `locs`."""
+        G = vk.G[locs]
+        return cls(vk.R[locs], vk.I[locs], vk.L[locs], vk.AR[locs], vk.RR[locs], vk.g_orig[G], vk.g_orig_m[G],
+                   vk.g_req[G], vk.g_req_m[G])
+
+
+class EdgeView(_Helpers):
+    """spec/partition_masks.EdgeMasks for a batch of answers (one partition's part of an edge each); the
+    masks and counts of its slots are made when a form first reads them."""
+
+    # twin of spec/per_partition.py partition_edges: what each field of a partition's part of an edge holds
+    BASE = ("kind", "before_replicas", "before_isr", "before_leader", "before_adding", "replicas", "isr", "leader",
+            "leader_epoch_step", "partition_epoch_step", "code", "changed", "active", "ended", "ended_cancelled",
+            "ending_original", "ending_has_requested", "ending_requested_mask", "ending_requested_count")
+
+    def __init__(self, kind_names: tuple[str, ...], *base: np.ndarray):
+        self.kind_names = kind_names  # `kind` indexes it
+        for name, value in zip(self.BASE, base, strict=True):
+            setattr(self, name, value)
+
+    def take(self, rows: np.ndarray) -> EdgeView:
+        """The view of some rows."""
+        return EdgeView(self.kind_names, *(getattr(self, name)[rows] for name in self.BASE))
+
+    def kind_in(self, kinds: Any) -> np.ndarray:
+        return np.isin(self.kind, [k for k, name in enumerate(self.kind_names) if name in kinds])
+
+    @cached_property
+    def before_replicas_mask(self) -> np.ndarray:
+        return _mask(self.before_replicas)
+
+    @cached_property
+    def replicas_mask(self) -> np.ndarray:
+        return _mask(self.replicas)
+
+    @cached_property
+    def replica_count(self) -> np.ndarray:
+        return (self.replicas > 0).sum(1)
+
+    @cached_property
+    def isr_mask(self) -> np.ndarray:
+        return _mask(self.isr)
+
+    @cached_property
+    def ending_original_mask(self) -> np.ndarray:
+        return _mask(self.ending_original)
+
+    @cached_property
+    def ending_original_count(self) -> np.ndarray:
+        return (self.ending_original > 0).sum(1)

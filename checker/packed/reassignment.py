@@ -44,6 +44,7 @@ from kreassign.checker.explore.liveness import environment_edge
 from kreassign.checker.explore.protocol import checked_properties
 from kreassign.checker.packed.bfs import PackedResult, explore_packed
 from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.packed.kernel_scope import mismatch_message
 from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
 from kreassign.checker.packed.kraft_vector import VECTOR_GROUPS, VectorKernel
 from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
@@ -60,11 +61,31 @@ DECOMPOSABLE = frozenset(BASE)
 #: property is violated only where its base property is, so the base's local bits find the candidates
 SEP = "::"
 
+# -- the packed encoding's own limits (partition-locality), all here: `packable` reads them, and a model beyond
+# them runs on the object engine. Inside them, what the kraft kernels answer for is checker/packed/kernel_scope.py's
+# KERNEL_SCOPE.
+
 #: profiles tests/unit/test_fast_packed.py checks state by state (variants: subclasses of theirs)
 PARTITION_LOCAL = ("kraft", "kraft-3.7", "kip455")
 
 #: bounds that switch on actions or state the packed encoding does not split (tool, broker view, ...)
 UNSPLIT_BOUNDS = ("broker_view", "throttles", "fair", "create_partitions", "kraft_actions", "delete_topic")
+
+
+def _min_isr_partition_local(model: Any) -> bool:
+    """With eligible leader replicas on (KIP-966) every partition change reads the topic's effective min ISR,
+    min(min.insync.replicas, partition 0's replica count) (KraftProfile.elr_rules, Kafka's
+    getTopicEffectiveMinIsr): a step of partition k depends on partition 0 unless min.insync.replicas is at
+    most the fewest replicas partition 0 can have — no fewer than its initial list or any target (a move
+    keeps the target and the original, a cancel the original). Otherwise the partitions are not local."""
+    b = model.bounds
+    if not getattr(model.profile, "elr", False) or b.partitions <= 1:
+        return True
+    sizes = [len(r) for r in b.initial_assignment()] + [len(t) for t in b.target_lists()]
+    return b.min_insync <= min(sizes)
+
+
+# -- the encoding ---------------------------------------------------------------------------------------------
 
 #: common.default_enabled_actions lists actions family by family, partition by partition within a
 #: family (elections: election type first); with one partition the rank alone is its order
@@ -112,19 +133,6 @@ def packable(model: Any, properties: Any = None) -> bool:
             return False
     init = model.init_states()
     return len(init) == 1 and init[0].cluster.zk is None and init[0].cluster.kip236 is None
-
-
-def _min_isr_partition_local(model: Any) -> bool:
-    """With eligible leader replicas on (KIP-966) every partition change reads the topic's effective min ISR,
-    min(min.insync.replicas, partition 0's replica count) (KraftProfile.elr_rules, Kafka's
-    getTopicEffectiveMinIsr): a step of partition k depends on partition 0 unless min.insync.replicas is at
-    most the fewest replicas partition 0 can have — no fewer than its initial list or any target (a move
-    keeps the target and the original, a cancel the original). Otherwise the partitions are not local."""
-    b = model.bounds
-    if not getattr(model.profile, "elr", False) or b.partitions <= 1:
-        return True
-    sizes = [len(r) for r in b.initial_assignment()] + [len(t) for t in b.target_lists()]
-    return b.min_insync <= min(sizes)
 
 
 def _checks(predicates: list[Any]) -> list[tuple[Any, int]]:
@@ -268,7 +276,8 @@ class PackedReassignment:
         return None
 
     # -- interning and packing -----------------------------------------------------------------
-    def _local(self, part: Any, ghost: Any) -> int:
+    def intern_local(self, part: Any, ghost: Any) -> int:
+        """The local id of (partition, ghost), interned on first sight (the kernels intern what they find)."""
         key = (part, ghost)
         i = self.local_ids.get(key)
         if i is None:
@@ -278,7 +287,8 @@ class PackedReassignment:
             self.locals.append(key)
         return i
 
-    def _env(self, brokers: tuple[Any, ...]) -> int:
+    def intern_env(self, brokers: tuple[Any, ...]) -> int:
+        """The brokers id of a tuple of Broker, interned on first sight."""
         i = self.env_ids.get(brokers)
         if i is None:
             i = self.env_ids[brokers] = len(self.envs)
@@ -287,7 +297,8 @@ class PackedReassignment:
             self.envs.append(brokers)
         return i
 
-    def _code(self, action: Any) -> int:
+    def intern_action(self, action: Any) -> int:
+        """The code of a local action (partition 0) or global action, interned on first sight."""
         i = self.code_ids.get(action)
         if i is None:
             i = self.code_ids[action] = len(self.codes)
@@ -300,9 +311,9 @@ class PackedReassignment:
         c = ms.cluster
         if c.zk is not None or c.kip236 is not None or len(c.topics) != 1:
             raise NotPackable("not a partition-local state")
-        value = self._env(c.brokers) << self.env_shift
+        value = self.intern_env(c.brokers) << self.env_shift
         for k, (part, ghost) in enumerate(zip(c.topics[0].partitions, ms.ghosts)):
-            value |= self._local(part, ghost) << self.local_shift[k]
+            value |= self.intern_local(part, ghost) << self.local_shift[k]
         for k, left in enumerate(ms.budget):
             value |= left << self.budget_shift[k]
         return value
@@ -407,9 +418,9 @@ class PackedReassignment:
         is_global = self.is_global
         # an action, (partition, ghost) or brokers already interned may come as its id (compute, _compact)
         for rank, a, new, brokers, ok in answers:
-            code = a if type(a) is int else self._code(a)
-            new_local = new if type(new) is int else self._local(*new)
-            new_env = brokers if type(brokers) is int else self._env(brokers)
+            code = a if type(a) is int else self.intern_action(a)
+            new_local = new if type(new) is int else self.intern_local(*new)
+            new_env = brokers if type(brokers) is int else self.intern_env(brokers)
             if is_global[code]:
                 global_edges.append((code, new_local, new_env, ok, rank))
             else:
@@ -430,7 +441,7 @@ class PackedReassignment:
         for k in answered.tolist():
             self.installed += 1
             if self.installed % every == 0:
-                self.check_kernel(group, int(locs[k]), int(envs[k]), self.vector.rows(group, out, k))
+                self.check_kernel(group, int(locs[k]), int(envs[k]), self.vector.rows(group, out, k), "vector")
         self.reference_calls += len(out["sit"])
         self.answers["vector"] += len(out["sit"])
         if group == 0:
@@ -441,13 +452,14 @@ class PackedReassignment:
         self.groups[group].add_batch(locs, envs, answered, out, self)
         return [keys[k] for k in np.flatnonzero(~out["done"]).tolist()]
 
-    def check_kernel(self, group: int, local: int, env: int, answer: tuple[list, tuple | None]) -> None:
-        """Compare the kernel's answer for one situation with the reference's (KernelMismatch if they differ)."""
+    def check_kernel(self, group: int, local: int, env: int, answer: tuple[list, tuple | None],
+                     who: str = "scalar") -> None:
+        """Compare the `who` kernel's answer for one situation with the reference's (KernelMismatch if they differ,
+        naming the definitions restated for speed that could have drifted: kernel_scope.mismatch_message)."""
         self.kernel_checks += 1
-        if not same_answers(self, answer, self.reference_compute(group, local, env, cache=False)):
-            part, ghost = self.locals[local]
-            raise KernelMismatch(f"the kraft kernel and the reference disagree on {part} with {ghost}, brokers "
-                                 f"{self.envs[env]}, budget group {group}; --no-kernel checks on the reference alone (please report it)")
+        theirs = self.reference_compute(group, local, env, cache=False)
+        if not same_answers(self, answer, theirs):
+            raise KernelMismatch(mismatch_message(self, who, group, local, env, answer, theirs))
 
     def tabulate(self, group: int, local: int, env: int) -> None:
         """Step the actions of one budget group enabled in one local situation through the reference."""

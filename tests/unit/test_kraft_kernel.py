@@ -17,7 +17,6 @@ KAFKA-19975). With ELR on (4.4.0's default) the kernels decline and the referenc
 
 from __future__ import annotations
 
-import random
 from dataclasses import replace
 
 import pytest
@@ -27,16 +26,17 @@ from kreassign.checker.check.run import (
     model_release,
     reassignment_factory,
 )
-from kreassign.checker.packed.bfs import explore_packed
-from kreassign.checker.packed import kraft_kernel as K
 from kreassign.checker.config.bounds import bounds_from_mapping
+from kreassign.checker.packed import kernel_scope
+from kreassign.checker.packed import kraft_kernel as K
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed.kernel_scope import KERNEL_SCOPE, kernel_refusal
 from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
-from kreassign.checker.packed.reassignment import LOCAL_BUDGET, PackedReassignment, packable
+from kreassign.checker.packed.reassignment import PackedReassignment, packable
 from kreassign.reference.kraft import Kraft37Profile, KraftProfile
 from kreassign.spec import findings as F
-from kreassign.spec import reassign_properties as P
-from kreassign.spec.reassign_properties import Ghost, ModelState
-from kreassign.spec.state import NO_LEADER, ClusterState, Partition
+from kreassign.spec.reassign_properties import Ending
+from kreassign.spec.state import NO_LEADER, Partition
 from test_property_mutants import MUTANTS, planted  # the real profile with every step through a corruption
 
 PRE_36 = "3.5-IV2"  # a metadata.version before 3.6-IV0: the leader epoch is bumped on an ISR shrink
@@ -157,7 +157,7 @@ def _describe(packed, bad):
 def test_kernel_answers_every_situation_like_the_reference(name):
     profile, mapping = CONFIG[name]
     packed, asked, result = _explore_recording(_model(profile, mapping))
-    assert packed.kernel is not None, K._unmodelled(packed)
+    assert packed.kernel is not None, kernel_refusal(packed)
     assert result.complete
     # every situation was asked once, and answered by the kernel (not by the reference)
     assert len(asked) == len(set(asked)) == packed.table_rows
@@ -217,30 +217,6 @@ def test_edge_predicates_agree_where_a_broken_rule_makes_them_fail(release):
     packed.kernel = KraftKernel(packed)
     bad = _mismatches(packed, asked)
     assert not bad, _describe(packed, bad)
-
-
-def test_state_predicates_agree_on_arbitrary_partitions():
-    """The kernel's state predicates against the spec's on random partitions and ghosts, reachable or not
-    (on the real profiles most invariants never fail, so the search alone would not tell them apart)."""
-    packed = PackedReassignment(_model("kraft", {"brokers": 4, "rf": 2}))
-    topic, brokers = packed.topic_template, packed.envs[0]
-    rng = random.Random(7)
-    ids = [1, 2, 3, 4]
-
-    def some(k_max=4):
-        return tuple(rng.sample(ids, rng.randint(0, k_max)))
-
-    disagree = []
-    for _ in range(3000):
-        replicas = some()
-        p = Partition(replicas, some(), rng.choice([NO_LEADER, *ids]), tuple(sorted(some(2))),
-                      tuple(sorted(some(2))))
-        g = Ghost() if rng.random() < 0.3 else Ghost(some(), rng.choice([None, some()]), rng.random() < 0.3)
-        ms = ModelState(ClusterState(brokers, (replace(topic, partitions=(p,)),)), (g,), LOCAL_BUDGET)
-        for spec_pred, kernel_pred in K.STATE.items():
-            if kernel_pred(p, g) != spec_pred(ms):
-                disagree.append((spec_pred.__name__, p, g))
-    assert not disagree, disagree[:3]
 
 
 # -- whole runs, kernel on and off ----------------------------------------------------------------
@@ -308,7 +284,7 @@ def _kraft(mapping):
     return reassignment_factory("kraft", bounds_from_mapping({**AT_OLD, **mapping}))
 
 
-#: case -> (the model, a patch of the packed model or None, the reason `_unmodelled` gives)
+#: case -> (the model, a patch of the packed model or None, the reason `kernel_refusal` gives)
 APART = {
     "subclass": (lambda: reassignment_factory(KraftVariant(kafka_version=OLD), bounds_from_mapping({})), None,
                  "profile class KraftVariant"),
@@ -316,8 +292,8 @@ APART = {
                      "profile class Kraft37Variant"),
     "kip455": (lambda: reassignment_factory("kip455", bounds_from_mapping({})), None, "profile class"),
     "elections": (lambda: _kraft({"elections": ["PREFERRED"]}), None, "bound elections"),
-    "replication": (lambda: _kraft({"replication": True}), None, "bound replication"),
-    "leader-balance": (lambda: _kraft({"leader_balance": True}), None, "bound leader_balance"),
+    "replication": (lambda: _kraft({"replication": True}), None, "a partition with a log (the replication layer)"),
+    "znode": (lambda: _kraft({"znode": True}), None, "admin requests other than Reassigns, then Cancels"),
     "controller-actions": (lambda: reassignment_factory(KraftProfile(kafka_version=OLD,
                                                                      controller_actions=("restart",)),
                                                         bounds_from_mapping({})),
@@ -349,7 +325,7 @@ def test_kernel_stands_aside_where_it_was_not_compared(case):
         assert packed.kernel is None and packed.vector is None
     else:
         patch(packed)
-    reason = K._unmodelled(packed)
+    reason = kernel_refusal(packed)
     assert isinstance(reason, str) and reason, f"{case}: the kernel would answer instead of the reference"
     assert reason.startswith(why), reason  # for its own reason (not one another case shows)
 
@@ -365,7 +341,7 @@ def test_kernel_applies_to_the_plain_profiles_and_the_switch_turns_it_off():
               (KraftProfile(kafka_version=NEW, metadata_version=PRE_36, elr=False), plain)]
     for profile, mapping in cases:
         packed = PackedReassignment(_model(profile, mapping), workers=1)
-        assert K._unmodelled(packed) is None, (profile, mapping)
+        assert kernel_refusal(packed) is None, (profile, mapping)
         assert isinstance(packed.kernel, KraftKernel)
     assert PackedReassignment(_model("kraft", AT_OLD), workers=1, kernel=False).kernel is None
 
@@ -384,7 +360,7 @@ def test_the_kernels_decline_elr_above_min_isr_1_and_the_reference_answers_like_
     model = _model("kraft", ELR_ON)
     assert model.profile.kafka_version == NEW and model.profile.elr
     packed = PackedReassignment(model, workers=1)
-    assert K._unmodelled(packed) == ELR_REASON
+    assert kernel_refusal(packed) == ELR_REASON
     assert packed.kernel is None and packed.vector is None
     result = explore_packed(packed, liveness=False)
     assert result.complete and result.table_rows > 0
@@ -400,6 +376,83 @@ def test_the_kernels_decline_elr_above_min_isr_1_and_the_reference_answers_like_
     assert any(part.last_known_elr for part, _ in packed.locals)
 
 
+# -- the declared scope (checker/packed/kernel_scope.py): each entry matters ------------------------------
+
+
+SMALL = {**AT_OLD, "brokers": 3, "rf": 2, "reassigns": 1, "cancels": 1, "failures": 1}
+
+
+def _scoped(monkeypatch, **narrowed):
+    """KERNEL_SCOPE with some entries replaced (the kernels read it when they are built)."""
+    monkeypatch.setattr(kernel_scope, "KERNEL_SCOPE", replace(kernel_scope.KERNEL_SCOPE, **narrowed))
+
+
+def _goes_to_the_reference(model):
+    """`model` is tabulated by the reference alone (neither kernel is built, no answer comes from one)."""
+    packed = PackedReassignment(model, workers=1)
+    assert packed.kernel is None and packed.vector is None
+    assert explore_packed(packed, liveness=False).complete
+    assert packed.answers["kernel"] == packed.answers["vector"] == 0 < packed.answers["reference"]
+
+
+@pytest.mark.parametrize("bound", KERNEL_SCOPE.bounds_off)
+def test_each_bound_the_scope_excludes_matters(bound, monkeypatch):
+    """A bound in KERNEL_SCOPE.bounds_off sends the model to the reference; without the entry the kernel would be
+    built and answer otherwise than the reference (or could not be built at all)."""
+    mapping = {**SMALL, bound: {"elections": ["PREFERRED"]}.get(bound, True)}
+    assert kernel_refusal(PackedReassignment(_model("kraft", mapping), workers=1)) == f"bound {bound}"
+    _goes_to_the_reference(_model("kraft", mapping))
+    _scoped(monkeypatch, bounds_off=tuple(b for b in KERNEL_SCOPE.bounds_off if b != bound))
+    try:
+        packed = _scalar(PackedReassignment(_model("kraft", mapping), workers=1))
+    except ValueError:
+        return  # the kernel cannot even be built for it
+    assert packed.kernel is not None
+    packed.kernel.check_every = 1 << 62  # no spot checks: the comparison below must find it
+    asked, compute = [], packed.compute
+    packed.compute = lambda *key: (asked.append(key), compute(*key))[1]
+    try:
+        explore_packed(packed, liveness=False)
+    except (KeyError, ValueError, AttributeError):
+        return  # the kernel fails on what it was not written for
+    assert _mismatches(packed, asked)
+
+
+@pytest.mark.parametrize("entry", ["releases", "completion_rules", "profile_classes"])
+def test_a_release_rule_or_class_outside_the_scope_goes_to_the_reference(entry, monkeypatch):
+    """The releases, completion rules and profile classes the kernels were compared on are data: narrowed to leave
+    out Kafka 3.9's (its completion rule, KraftProfile), the same model goes to the reference."""
+    profile = KraftProfile(kafka_version=OLD)
+    assert kernel_refusal(PackedReassignment(_model(profile, SMALL), workers=1)) is None  # the contrast
+    left_out = {"releases": OLD, "completion_rules": profile.completion_rule, "profile_classes": KraftProfile}[entry]
+    _scoped(monkeypatch, **{entry: tuple(x for x in getattr(KERNEL_SCOPE, entry) if x != left_out)})
+    reason = kernel_refusal(PackedReassignment(_model(profile, SMALL), workers=1))
+    assert reason == {"releases": f"Kafka release {OLD}", "completion_rules": "completion rule all_target_replicas_in_isr",
+                      "profile_classes": "profile class KraftProfile"}[entry]
+    _goes_to_the_reference(_model(profile, SMALL))
+
+
+def test_a_clause_on_the_whole_edge_the_scope_does_not_list_goes_to_the_reference(monkeypatch):
+    """cancel_rejected_cleanly has a clause on the whole edge (spec/per_partition.PartitionForm.clause) the kernels
+    leave out, listed in KERNEL_SCOPE.clauses; without the entry, a model that checks it goes to the reference."""
+    profile = KraftProfile(kafka_version=OLD)
+    assert kernel_refusal(PackedReassignment(_model(profile, SMALL), workers=1)) is None  # the contrast
+    _scoped(monkeypatch, clauses=())
+    reason = kernel_refusal(PackedReassignment(_model(profile, SMALL), workers=1))
+    assert reason == "edge predicate cancel_rejected_cleanly has a clause on the whole edge (rejected_cancel_left_the_rest)"
+    _goes_to_the_reference(_model(profile, SMALL))
+
+
+def test_the_scope_lists_every_release_and_completion_rule_the_profiles_follow():
+    """A release added to spec/kafka_releases.py (or a completion rule to reference/kraft_change.py) is outside
+    the scope until the kernels are compared on it: the list is the releases, and the rules the releases pick."""
+    from kreassign.spec.kafka_releases import RELEASES
+
+    assert KERNEL_SCOPE.releases == tuple(r.version for r in RELEASES)
+    rules = {KraftProfile(kafka_version=r.version, elr=False).completion_rule for r in RELEASES}
+    assert rules | {Kraft37Profile().completion_rule} == set(KERNEL_SCOPE.completion_rules)
+
+
 # -- 3. a broken kernel is caught -----------------------------------------------------------------
 
 
@@ -408,34 +461,44 @@ def _shrink_as_expand(monkeypatch):
     monkeypatch.setattr(KraftKernel, "_shrink", KraftKernel._expand)
 
 
-def _order_as_set(monkeypatch):
-    # cancel_restores_original_order compared as sets: blind to the merged order kraft leaves
-    monkeypatch.setitem(K.EDGE, P.cancel_restores_original_order, K._cancel_restores_original_replicas)
+def _endings_unasked(monkeypatch):
+    # the checks in scope on an edge that ends a reassignment taken as those of one that ends nothing: blind to
+    # the merged order a kraft cancel leaves
+    asked = KraftKernel.asked
+    monkeypatch.setattr(KraftKernel, "asked", lambda self, kind, ended: asked(self, kind, False))
 
 
-def _signature_off_by_one(monkeypatch):
-    # override_keeps_earlier_target with a strict subset: misses the extra replicas that are all of removing
-    def wrong(p, g):
-        if g.original is None or g.requested is None:
-            return False
-        extra = set(p.replicas) - set(g.original) - set(g.requested)
-        return bool(extra) and extra < set(p.removing)
-
-    monkeypatch.setitem(K.STATE, F.override_keeps_earlier_target, wrong)
+def _every_ending_completed(monkeypatch):
+    # the ghost update forgets that a cancel ended the reassignment: every ending a completion
+    monkeypatch.setattr(K, "Ending", lambda index, kind, original, requested: Ending(index, "completed", original,
+                                                                                    requested))
 
 
-def _rf_bound_strict(monkeypatch):
-    # replication_factor_bounded with < for <=: wrong whenever the replicas are exactly original ∪ target
-    def wrong(p, g):
-        if g.original is not None and g.requested is not None and (p.adding or p.removing):
-            return len(p.replicas) < len(set(g.original) | set(g.requested))
-        return True
+def _epochs_unmoved(monkeypatch):
+    # the partition's part of an edge built without the record's epoch bumps
+    def edge(cls, fields):
+        return tuple.__new__(cls, (*fields[:4], 0, 0, *fields[6:]))
 
-    monkeypatch.setitem(K.STATE, P.replication_factor_bounded, wrong)
+    monkeypatch.setattr(K, "_new_edge", edge)
 
 
-BROKEN = {"rule-shrink": _shrink_as_expand, "edge-property": _order_as_set,
-          "state-signature": _signature_off_by_one, "state-property": _rf_bound_strict}
+def _state_bits_swapped(monkeypatch):
+    # two state checks' bits swapped: adding_removing_disjoint (kraft breaks it) answered in the place of
+    # target_in_replicas (kraft keeps it), and the other way round
+    init = KraftKernel.__init__
+
+    def swapped(self, packed):
+        init(self, packed)
+        at = [c[0].__name__ for c in self._state]
+        i, j = at.index("target_in_replicas_at"), at.index("adding_removing_disjoint_at")
+        (a, ma, sa), (b, mb, sb) = self._state[i], self._state[j]
+        self._state[i], self._state[j] = (a, mb, sa), (b, ma, sb)
+
+    monkeypatch.setattr(KraftKernel, "__init__", swapped)
+
+
+BROKEN = {"rule-shrink": _shrink_as_expand, "edge-scope": _endings_unasked, "ghost-ending": _every_ending_completed,
+          "edge-epochs": _epochs_unmoved, "state-bits": _state_bits_swapped}
 BROKEN_ON = {"profile": "kraft",
              "mapping": {"brokers": 3, "rf": 2, "reassigns": 2, "cancels": 1, "failures": 1, **AT_OLD}}
 

@@ -20,13 +20,16 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed import kernel_scope
 from kreassign.checker.packed import kraft_kernel as K
-from kreassign.checker.packed.kraft_kernel import KraftKernel
 from kreassign.checker.packed import kraft_vector as V
-from kreassign.checker.packed.kraft_kernel import KernelMismatch, same_answers
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed.kernel_scope import kernel_refusal, vector_refusal
+from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
 from kreassign.checker.packed.kraft_vector import VECTOR_GROUPS, VectorKernel
 from kreassign.checker.packed.reassignment import PackedReassignment, packable
+from kreassign.spec import findings as F
+from kreassign.spec import reassign_properties as P
 from test_kraft_kernel import AT_NEW, AT_OLD, CONFIG, CONFIGS, OLD, _model, _summary
 
 #: test_kraft_kernel's differential list, and five brokers (three-bit slots, wider masks) with RF 3
@@ -97,8 +100,8 @@ def _vector_allowed(mapping):
 def test_vector_answers_every_situation_like_the_reference_and_the_kernel(name):
     profile, mapping = DIFFERENTIAL[name]
     packed = _explored(profile, mapping)
-    assert packed.kernel is not None, K._unmodelled(packed)
-    assert _vector_allowed(mapping) and isinstance(packed.vector, VectorKernel)
+    assert packed.kernel is not None, kernel_refusal(packed)
+    assert _vector_allowed(mapping) and isinstance(packed.vector, VectorKernel), vector_refusal(packed.kernel)
     shares, bad = _differential(packed)
     assert not bad, _describe(packed, bad)
     # every vector group the bounds allow was asked, and the vector kernel answered (not declined) most
@@ -149,7 +152,7 @@ def _declined_variants(packed, group):
             variants.append((replace(part, adding=part.adding[::-1]), ghost))
         if len(part.removing) > 1:
             variants.append((replace(part, removing=part.removing[::-1]), ghost))
-        keys.update((packed._local(p, g), env) for p, g in variants)
+        keys.update((packed.intern_local(p, g), env) for p, g in variants)
     return sorted(keys)
 
 
@@ -222,16 +225,50 @@ def test_vector_kernel_stands_aside_with_elr():
     for brokers in (3, 6):
         packed = PackedReassignment(_model("kraft", {"brokers": brokers, "rf": 2, "failures": 1}), workers=1)
         assert packed.local_model.profile.elr
-        assert K._unmodelled(packed) is None
+        assert kernel_refusal(packed) is None
+        assert vector_refusal(packed.kernel).startswith("eligible leader replicas")
         assert isinstance(packed.kernel, KraftKernel) and packed.vector is None
 
 
-def test_vector_kernel_stands_aside_without_a_state_predicate(monkeypatch):
-    """A state predicate it has no vector form of (one taken out of VSTATE): no vector kernel, the scalar
-    kernel still there."""
-    monkeypatch.delitem(V.VSTATE, K._leader_in_isr)
+def _without_array_form(monkeypatch, predicate):
+    monkeypatch.setattr(predicate, "per_partition", predicate.per_partition._replace(masks=None))
+
+
+@pytest.mark.parametrize("predicate", [P.leader_in_isr, P.epochs_monotone, F.cancel_keeps_merged_order],
+                         ids=lambda p: p.__name__)
+def test_vector_kernel_stands_aside_without_an_array_form(predicate, monkeypatch):
+    """A property or signature with no array form (a state one, an edge one, an edge signature): no vector kernel,
+    the scalar kernel still there; the contrast (with it) has both."""
+    with_it = PackedReassignment(_model("kraft", {"failures": 1, **AT_OLD}), workers=1)
+    assert with_it.kernel is not None and with_it.vector is not None
+    _without_array_form(monkeypatch, predicate)
     packed = PackedReassignment(_model("kraft", {"failures": 1, **AT_OLD}), workers=1)
     assert packed.kernel is not None and packed.vector is None
+    assert vector_refusal(packed.kernel).startswith(f"{predicate.__name__}_at has no array form")
+
+
+def test_vector_kernel_answers_only_its_groups(monkeypatch):
+    """KERNEL_SCOPE.vector_groups decides which budget groups the vector kernel answers: narrowed to 0-2, the
+    broker failures (group 3) are the scalar kernel's, and the run does not change."""
+    from dataclasses import replace as with_field
+
+    profile, mapping = DIFFERENTIAL["kraft-b4-rf2"]
+    full = PackedReassignment(_model(profile, mapping), workers=1)
+    whole = _summary(explore_packed(full, liveness=False))
+    monkeypatch.setattr(kernel_scope, "KERNEL_SCOPE", with_field(kernel_scope.KERNEL_SCOPE, vector_groups=(0, 1, 2)))
+    narrow = PackedReassignment(_model(profile, mapping), workers=1)
+    asked = []
+    tabulate = narrow.vector.tabulate
+
+    def recording(group, locs, envs):
+        out = tabulate(group, locs, envs)
+        asked.append((group, int(out["done"].sum())))
+        return out
+
+    narrow.vector.tabulate = recording
+    assert _summary(explore_packed(narrow, liveness=False)) == whole
+    assert {g for g, n in asked if n} == {0, 1, 2} and any(g == 3 for g, _ in asked)
+    assert narrow.kernel.answered > full.kernel.answered
 
 
 # -- 4. a broken vector kernel is caught ------------------------------------------------------------
@@ -244,9 +281,19 @@ def _minus_sorted(slots, drop):
     return np.where(ids > V.MAX_BROKERS, 0, ids)
 
 
-def _rf_bound_strict(c):
+def _rf_bound_strict(m):
     # replication_factor_bounded with < for <=: wrong whenever the replicas are exactly original ∪ target
-    return ~(c.has_orig & c.has_req & c.moving) | (c.rlen < V.POP[c.orig_m | c.req_m])
+    return ~(m.has_original & m.has_requested & m.reassigning) | (m.replica_count < m.count(m.original | m.requested))
+
+
+def _always(m):
+    return m.changed | ~m.changed
+
+
+def _array_form(predicate, masks):
+    """A stale array form: `masks` in place of the one spec/ writes next to `predicate`'s definition (the drift
+    tests/unit/test_partition_properties.py guards against, planted)."""
+    return lambda mp: mp.setattr(predicate, "per_partition", predicate.per_partition._replace(masks=masks))
 
 
 def _flip(attr):
@@ -260,6 +307,19 @@ def _completion_as(branch):
     def plant(packed):
         assert packed.vector.completion != branch  # (a real change)
         packed.vector.completion = branch
+    return plant
+
+
+def _edge_field(name, value):
+    """The vector kernel's EdgeView with one field replaced by `value` on every row."""
+    def plant(packed):
+        edge_bits = packed.vector._edge_bits
+
+        def wrong(view):
+            setattr(view, name, np.full(len(view.leader), value, dtype=np.int64))
+            return edge_bits(view)
+
+        packed.vector._edge_bits = wrong
     return plant
 
 
@@ -277,15 +337,14 @@ BROKEN = {
     "minus-unordered": (0, lambda mp: mp.setattr(V, "_minus", _minus_sorted), None, BROKEN_ON),
     "election-flipped": (0, None, _flip("unclean"), BROKEN_ON),
     # on an ISR change that completes a reassignment: completion_reaches_target always holding
-    "ending-predicate": (0, lambda mp: mp.setitem(V.VENDING, K._completion_reaches_target, V._e_true), None,
-                         BROKEN_ON),
-    "state-property": (0, lambda mp: mp.setitem(V.VSTATE, K._replication_factor_bounded, _rf_bound_strict),
-                       None, BROKEN_ON),
+    "ending-predicate": (0, _array_form(P.completion_reaches_target, _always), None, BROKEN_ON),
+    "state-property": (0, _array_form(P.replication_factor_bounded, _rf_bound_strict), None, BROKEN_ON),
     "reassign-ranks": (1, None, _ranks_reversed, BROKEN_ON),
     # cancel_restores_original_order compared as sets: blind to the merged order kraft leaves
-    "cancel-order-as-set": (2, lambda mp: mp.setitem(V.VCANCEL, K._cancel_restores_original_order,
-                                                     V._c_cancel_restores_original_replicas),
-                            None, BROKEN_ON),
+    "cancel-order-as-set": (2, _array_form(P.cancel_restores_original_order,
+                                           P.cancel_restores_original_replicas.per_partition.masks), None, BROKEN_ON),
+    # the partition's part of an edge built wrong: every edge's epochs unmoved (epochs_monotone fails on changes)
+    "edge-epochs-unmoved": (0, None, _edge_field("leader_epoch_step", 0), BROKEN_ON),
     # each completion branch in place of another, where the two differ on reachable situations:
     # 3.7's rule (adding replicas in the ISR) as 3.8-4.2's (every target replica in the ISR)
     "completion-3.7-as-3.8": (0, None, _completion_as("all-targets"), BROKEN_ON),
