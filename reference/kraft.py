@@ -152,12 +152,13 @@ class KraftProfile(Profile):
     def partition_change(self, state: ClusterState, part: Partition, topic: str | None = None,
                          **targets) -> Record | None:
         """PartitionChangeBuilder for `part` of `topic` (the topic is needed with ELR on: its min ISR): the
-        PartitionChangeRecord for the given targets, or None. The kraft kernel asks it (checker/packed/kraft_kernel.py)."""
+        PartitionChangeRecord for the given targets, or None. The kraft kernel asks it
+        (checker/packed/kraft_kernel.py)."""
         return build_change(state, part, self.completion_rule,
                             bump_leader_epoch_on_isr_shrink=self.bump_leader_epoch_on_isr_shrink,
                             elr=self.elr_rules(state, topic) if self.elr else None, **targets)
 
-    # what this profile's steps call: the same builder, a hook a variant may override (tests/unit/test_fairness.py)
+    # what this profile's steps call: the same builder, a hook a variant may override (test_fairness.py)
     _build = partition_change
 
     def elr_rules(self, state: ClusterState, topic: str | None) -> ElrRules:

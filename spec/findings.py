@@ -123,7 +123,8 @@ def _override_keeps_earlier_target_masks(m):
     return m.has_original & m.has_requested & (extra != 0) & ((extra & ~m.removing) == 0)
 
 
-override_keeps_earlier_target = any_partition(override_keeps_earlier_target_at, _override_keeps_earlier_target_masks)
+override_keeps_earlier_target = any_partition(override_keeps_earlier_target_at,
+                                              _override_keeps_earlier_target_masks)
 
 
 def cancel_keeps_non_adding_replicas_at(e: PartitionEdge) -> bool:
@@ -157,8 +158,8 @@ def cancel_keeps_merged_order_at(e: PartitionEdge) -> bool:
 
 def _cancel_keeps_merged_order_masks(m):
     merged = m.minus(m.before_replicas, m.before_replicas_mask & ~m.ending_original_mask)
-    return (m.ended_cancelled & (m.replicas_mask == m.ending_original_mask) & (m.replicas != m.ending_original).any(1)
-            & (m.replicas == merged).all(1))
+    return (m.ended_cancelled & (m.replicas_mask == m.ending_original_mask)
+            & (m.replicas != m.ending_original).any(1) & (m.replicas == merged).all(1))
 
 
 cancel_keeps_merged_order = any_edge(cancel_keeps_merged_order_at, ENDINGS, _cancel_keeps_merged_order_masks)
@@ -180,8 +181,9 @@ def _completes_with_non_adding_target_out_of_isr_masks(m):
             & ((missing & m.before_adding) == 0))
 
 
-completes_with_non_adding_target_out_of_isr = any_edge(completes_with_non_adding_target_out_of_isr_at, ENDINGS,
-                                                       _completes_with_non_adding_target_out_of_isr_masks)
+completes_with_non_adding_target_out_of_isr = any_edge(
+    completes_with_non_adding_target_out_of_isr_at, ENDINGS,
+    _completes_with_non_adding_target_out_of_isr_masks)
 
 
 def stuck_on_stale_adding_at(p: Partition, g: Ghost) -> bool:

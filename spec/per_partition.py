@@ -38,8 +38,8 @@ class PartitionEdge(NamedTuple):
     leader_epoch_step: int
     partition_epoch_step: int
     kind: str  # the action's class name ("Reassign", "LeaderShrinkIsr", ...)
-    code: int  # the error code the response gives for the partition the action names (NONE: none, or no request)
-    changed: bool  # the partition changed in that frame (KRaft: exactly when a PartitionChangeRecord was written)
+    code: int  # the response's error code for the partition the action names (NONE: none, or no request)
+    changed: bool  # the partition changed in that frame (KRaft: exactly when a change record was written)
     ending: Any  # the reassignment that ended on this partition (an `Ending`), or None
     active: Container[int]  # the active brokers after the step
 
@@ -83,7 +83,8 @@ def partition_form(predicate: Any) -> PartitionForm | None:
     return getattr(predicate, "per_partition", None)
 
 
-def _derived(fn: Any, at: Callable[..., bool], masks: Any, scope: EdgeScope | None, clause: Any = None) -> Any:
+def _derived(fn: Any, at: Callable[..., bool], masks: Any, scope: EdgeScope | None,
+             clause: Any = None) -> Any:
     """`fn` named after `at` without its `_at`, with at's docstring and its PartitionForm: a module-level
     name of that module, so it pickles by reference."""
     fn.__name__ = fn.__qualname__ = at.__name__.removesuffix("_at")
@@ -211,5 +212,6 @@ def any_edge(at: Callable[[PartitionEdge], bool], scope: EdgeScope = EVERY_EDGE,
     return _derived(matches, at, masks, scope)
 
 
-__all__ = ["ENDINGS", "EVERY_EDGE", "EdgeScope", "PartitionEdge", "PartitionForm", "any_edge", "any_partition",
-           "every_edge", "every_partition", "pairs", "partition_edges", "partition_form", "request_code"]
+__all__ = ["ENDINGS", "EVERY_EDGE", "EdgeScope", "PartitionEdge", "PartitionForm", "any_edge",
+           "any_partition", "every_edge", "every_partition", "pairs", "partition_edges", "partition_form",
+           "request_code"]

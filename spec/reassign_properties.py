@@ -70,7 +70,8 @@ class Transition(NamedTuple):
 
 # -- state invariants -------------------------------------------------------------------------------
 # Each is defined on one partition and its ghost (`<name>_at`), with its array form over
-# spec/partition_masks.StateMasks (`_<name>_masks`); the cluster-wide predicate is derived (spec/per_partition.py).
+# spec/partition_masks.StateMasks (`_<name>_masks`); the cluster-wide predicate is derived
+# (spec/per_partition.py).
 
 
 def target_in_replicas_at(p: Partition, g: Ghost) -> bool:
@@ -137,7 +138,8 @@ def isr_non_empty_at(p: Partition, g: Ghost) -> bool:
     """The ISR is never empty (KRaft without ELR never writes an empty ISR; ZK keeps the last member); under
     ELR (KIP-966) an empty ISR is written instead, only for a leaderless partition whose eligible leader
     replicas or last known leader name a broker that may lead it again."""
-    return len(p.isr) > 0 or (p.leader == NO_LEADER and (bool(p.elr) or any(b != NO_LEADER for b in p.last_known_elr)))
+    return len(p.isr) > 0 or (p.leader == NO_LEADER
+                              and (bool(p.elr) or any(b != NO_LEADER for b in p.last_known_elr)))
 
 
 def _isr_non_empty_masks(m):
@@ -155,7 +157,8 @@ def replication_factor_bounded_at(p: Partition, g: Ghost) -> bool:
 
 
 def _replication_factor_bounded_masks(m):
-    return ~(m.has_original & m.has_requested & m.reassigning) | (m.replica_count <= m.count(m.original | m.requested))
+    return (~(m.has_original & m.has_requested & m.reassigning)
+            | (m.replica_count <= m.count(m.original | m.requested)))
 
 
 replication_factor_bounded = every_partition(replication_factor_bounded_at, _replication_factor_bounded_masks)
@@ -200,8 +203,8 @@ def epochs_monotone_at(e: PartitionEdge) -> bool:
 def _epochs_monotone_masks(m):
     leader_moved = m.leader != m.before_leader
     moved = leader_moved | (m.isr != m.before_isr).any(1)
-    return ((m.leader_epoch_step >= 0) & (m.partition_epoch_step >= 0) & ~(moved & (m.partition_epoch_step == 0))
-            & ~(leader_moved & (m.leader_epoch_step == 0)))
+    return ((m.leader_epoch_step >= 0) & (m.partition_epoch_step >= 0)
+            & ~(moved & (m.partition_epoch_step == 0)) & ~(leader_moved & (m.leader_epoch_step == 0)))
 
 
 epochs_monotone = every_edge(epochs_monotone_at, EVERY_EDGE, _epochs_monotone_masks)
@@ -220,7 +223,8 @@ def _completion_reaches_target_masks(m):
             | ((m.replicas_mask == m.ending_requested_mask) & ((m.ending_requested_mask & ~m.isr_mask) == 0)))
 
 
-completion_reaches_target = every_edge(completion_reaches_target_at, ENDINGS, _completion_reaches_target_masks)
+completion_reaches_target = every_edge(completion_reaches_target_at, ENDINGS,
+                                       _completion_reaches_target_masks)
 
 
 def cancel_restores_original_replicas_at(e: PartitionEdge) -> bool:
@@ -263,7 +267,8 @@ def _replication_factor_restored_masks(m):
         ~by_original & (m.replica_count == m.ending_requested_count))
 
 
-replication_factor_restored = every_edge(replication_factor_restored_at, ENDINGS, _replication_factor_restored_masks)
+replication_factor_restored = every_edge(replication_factor_restored_at, ENDINGS,
+                                         _replication_factor_restored_masks)
 
 
 ADMIN_ACTIONS = ("Reassign", "Cancel", "AlterReassignments", "ControllerStep", "ZnodeReassign", "CancelAll",
@@ -279,7 +284,8 @@ def admin_action_keeps_a_leader_at(e: PartitionEdge) -> bool:
 
 
 def _admin_action_keeps_a_leader_masks(m):
-    return ~((m.leader == NO_LEADER) & (m.before_leader != NO_LEADER) & ((m.isr_mask & m.replicas_mask & m.active) != 0))
+    return ~((m.leader == NO_LEADER) & (m.before_leader != NO_LEADER)
+             & ((m.isr_mask & m.replicas_mask & m.active) != 0))
 
 
 admin_action_keeps_a_leader = every_edge(admin_action_keeps_a_leader_at, EdgeScope(frozenset(ADMIN_ACTIONS)),
@@ -288,7 +294,7 @@ admin_action_keeps_a_leader = every_edge(admin_action_keeps_a_leader_at, EdgeSco
 
 def cancel_rejected_cleanly_at(e: PartitionEdge) -> bool:
     """A cancel that is answered with an error changes nothing (it reverts cleanly or not at all)."""
-    # `changed` is in the un-renamed successor's frame: a rejected cancel that only bumped an epoch changed something
+    # `changed` is in the un-renamed successor's frame: a rejected cancel bumping an epoch changed something
     return e.code == NONE or not e.changed
 
 

@@ -43,8 +43,9 @@ class KernelScope:
     releases: tuple[str, ...]
     #: the completion rules compared (reference/kraft_change.py): a release picks one, kraft-3.7 has its own
     completion_rules: tuple[Any, ...]
-    #: eligible leader replicas (KIP-966) on: the scalar kernel only with one of these min.insync.replicas (with
-    #: 1 the min ISR is 1 whatever partition 0 holds; above, it depends on a partition a situation does not see)
+    #: eligible leader replicas (KIP-966) on: the scalar kernel only with one of these min.insync.replicas
+    #: (with 1 the min ISR is 1 whatever partition 0 holds; above, it depends on a partition a situation
+    #: does not see)
     elr_min_insync: tuple[int, ...]
     #: bounds that switch on actions the kernels do not enumerate, beyond what packable refuses first
     #: (UNSPLIT_BOUNDS, and bounds that add properties of their own); the replication layer shows as a log
@@ -63,7 +64,8 @@ class KernelScope:
 KERNEL_SCOPE = KernelScope(
     profile_classes=(KraftProfile, Kraft37Profile),
     releases=("3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0"),
-    completion_rules=(all_target_replicas_in_isr, adding_replicas_in_isr, adding_in_isr_all_targets_if_shrinking),
+    completion_rules=(all_target_replicas_in_isr, adding_replicas_in_isr,
+                      adding_in_isr_all_targets_if_shrinking),
     elr_min_insync=(1,),
     bounds_off=("elections",),
     vector_groups=(0, 1, 2, 3),
@@ -159,9 +161,11 @@ VECTOR = "checker/packed/kraft_vector.py"
 
 #: every rule the kernels restate (tests/unit/test_partition_properties.py checks the `# twin` comments)
 RESTATED = (
-    Restated("the enabled actions of one partition, in order", "reference/enabled_actions.py default_enabled_actions",
+    Restated("the enabled actions of one partition, in order",
+             "reference/enabled_actions.py default_enabled_actions",
              (f"{SCALAR} KraftKernel.enabled", f"{VECTOR} VectorKernel.tabulate")),
-    Restated("AlterPartition's validation of an ISR change", "reference/kraft.py KraftProfile.alter_partition",
+    Restated("AlterPartition's validation of an ISR change",
+             "reference/kraft.py KraftProfile.alter_partition",
              (f"{SCALAR} KraftKernel._isr_change", f"{VECTOR} VectorKernel.tabulate")),
     Restated("fencing a broker", "reference/kraft.py KraftProfile.broker_fail",
              (f"{SCALAR} KraftKernel._fail", f"{VECTOR} VectorKernel.tabulate")),
@@ -176,31 +180,36 @@ RESTATED = (
     Restated("a partition's part of an edge", "spec/per_partition.py partition_edges",
              (f"{SCALAR} KraftKernel.compute", f"{VECTOR} EdgeView")),
     Restated("validateManualPartitionAssignment and the plan (PartitionReassignmentReplicas)",
-             "reference/kraft.py KraftProfile.change_reassignment", (f"{VECTOR} VectorKernel._tabulate_reassign",)),
-    Restated("the revert of a cancel (PartitionReassignmentRevert)", "reference/kraft.py KraftProfile.cancel_reassignment",
+             "reference/kraft.py KraftProfile.change_reassignment",
+             (f"{VECTOR} VectorKernel._tabulate_reassign",)),
+    Restated("the revert of a cancel (PartitionReassignmentRevert)",
+             "reference/kraft.py KraftProfile.cancel_reassignment",
              (f"{VECTOR} VectorKernel._tabulate_cancel",)),
     Restated("PartitionChangeBuilder and the completion rules", "reference/kraft_change.py build_change",
              (f"{VECTOR} VectorKernel.partition_change",)),
 )
 
 
-def mismatch_message(packed: Any, who: str, group: int, local: int, env: int, mine: tuple, theirs: tuple) -> str:
+def mismatch_message(packed: Any, who: str, group: int, local: int, env: int, mine: tuple,
+                     theirs: tuple) -> str:
     """One line for a kernel that disagrees with the reference on one situation: where, what differs, which
     restated definitions could have drifted (by name and file), and how to run without the kernels."""
     part, ghost = packed.locals[local]
     rows_differ, bits = _differences(packed, mine, theirs)
     suspects = []
     if bits and who == "vector":
-        suspects.append("the array forms of " + ", ".join(bits) + " (spec/reassign_properties.py, spec/findings.py)")
+        suspects.append("the array form of " + ", ".join(bits))
     if rows_differ or bits:
         rules = [r for r in RESTATED if who in r.kernels()]
         if not rows_differ:  # the successors agree: only what feeds the properties
             rules = [r for r in rules if r.original.startswith("spec/") or "ghost" in r.rule]
-        suspects += [f"{r.rule} ({r.original}, restated in {', '.join(t for t in r.twins if _kernel_of(t) == who)})"
-                     for r in rules]
-    differs = "the successors" if rows_differ else "the bits of " + ", ".join(bits) if bits else "the answers"
-    return (f"the {who} kraft kernel and the reference disagree on {part} with {ghost}, brokers {packed.envs[env]}, "
-            f"budget group {group} ({differs} differ); a definition restated for speed has drifted from its "
+        suspects += [f"{r.rule} ({r.original}, restated in "
+                     f"{', '.join(t for t in r.twins if _kernel_of(t) == who)})" for r in rules]
+    differs = ("the successors" if rows_differ else "the bits of " + ", ".join(b.split(" (")[0] for b in bits)
+               if bits else "the answers")
+    return (f"the {who} kraft kernel and the reference disagree on {part} with {ghost}, "
+            f"brokers {packed.envs[env]}, budget group {group} ({differs} differ); a definition restated for "
+            "speed has drifted from its "
             f"original: {'; '.join(suspects) or 'see checker/packed/kernel_scope.py RESTATED'}. "
             "`kreassign check --no-kernel` checks on the reference alone")
 
@@ -225,13 +234,22 @@ def _differences(packed: Any, mine: tuple, theirs: tuple) -> tuple[bool, list[st
         names += _names(packed.edge_checks + packed.edge_sig_bits, wrong)
         if mine[1] is not None and theirs[1] is not None:
             names += _names(packed.always_checks + packed.state_sig_bits, mine[1][0] ^ theirs[1][0])
-            names += [p.name for k, p in enumerate(packed.goals) if (mine[1][1] ^ theirs[1][1]) >> k & 1]
-            names += [p.name for k, p in enumerate(packed.sometimes) if (mine[1][2] ^ theirs[1][2]) >> k & 1]
+            names += _names([(p.predicate, 1 << k) for k, p in enumerate(packed.goals)],
+                            mine[1][1] ^ theirs[1][1])
+            names += _names([(p.predicate, 1 << k) for k, p in enumerate(packed.sometimes)],
+                            mine[1][2] ^ theirs[1][2])
     return rows_differ, sorted(set(names))
 
 
 def _names(checks: list, wrong: int) -> list[str]:
-    return [getattr(pred, "__name__", str(pred)) for pred, mask in checks if wrong & mask]
+    """"name (file)" of each predicate whose bits are in `wrong` (the file its definition is in: spec/...)."""
+    out = []
+    for pred, mask in checks:
+        if wrong & mask:
+            module = getattr(pred, "__module__", "") or ""
+            where = module.removeprefix("kreassign.").replace(".", "/") + ".py" if module else "?"
+            out.append(f"{getattr(pred, '__name__', pred)} ({where})")
+    return out
 
 
 def _plain(packed: Any, answer: tuple) -> tuple[list, Any]:

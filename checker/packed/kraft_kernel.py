@@ -53,7 +53,8 @@ from kreassign.errors import InfraError
 CHECK_EVERY = 1024
 
 IDLE = Ghost()
-_new_edge = tuple.__new__  # PartitionEdge from its fields' tuple, without NamedTuple's Python-level __new__ (per edge)
+#: a PartitionEdge from its fields' tuple without NamedTuple's Python-level __new__ (one per edge: it counts)
+_new_edge = tuple.__new__
 
 
 class KernelMismatch(InfraError):
@@ -113,7 +114,7 @@ class KraftKernel:
         self.n_admin = len(self.admin)
         self.reassigns = [(k, entry(a, self._reassign)) for k, a in enumerate(self.admin) if type(a) is A.Reassign]
         self.cancels = [(k, entry(a, self._cancel)) for k, a in enumerate(self.admin) if type(a) is A.Cancel]
-        # (kernel_refusal saw the admin's requests are Reassigns, then Cancels: their ranks are their positions)
+        # (kernel_refusal saw the admin's requests are Reassigns, then Cancels: ranks are their positions)
         # the properties and signatures as spec/ defines them on one partition, with the bits packed.compute
         # gives them: (form, mask, is a signature) — a signature's bit says it does *not* match
         self.state_checks = ([(partition_form(pred), mask, False) for pred, mask in packed.always_checks]
@@ -125,7 +126,7 @@ class KraftKernel:
         self._state = [(form.at, mask, sig) for form, mask, sig in self.state_checks]  # (compute's loop)
         self._goals = [(form.at, mask) for form, mask, _ in self.goal_checks]
         self._sometimes = [(form.at, mask) for form, mask, _ in self.sometimes_checks]
-        self.edge_bits = 0  # an edge outside a predicate's scope: the property holds, the signature does not match
+        self.edge_bits = 0  # outside a predicate's scope: the property holds, the signature does not match
         for _, mask, _ in self.edge_checks:
             self.edge_bits |= mask
         self._asked: tuple[dict, dict] = ({}, {})  # [ended?][kind] -> the edge checks in scope (`asked`)
@@ -215,8 +216,8 @@ class KraftKernel:
         after, aview = self.brokers_after(env, b, False)
         rec = None
         if b in p.isr:
-            rec = self.profile.partition_change(aview, p, self.topic_name, isr=tuple([r for r in p.isr if r != b]),
-                                                election=self.election)
+            isr = tuple([r for r in p.isr if r != b])
+            rec = self.profile.partition_change(aview, p, self.topic_name, isr=isr, election=self.election)
         return rec, NONE, after, aview
 
     def _recover(self, a: Any, view: _Brokers, env: int, p: Partition) -> tuple:
@@ -298,14 +299,14 @@ class KraftKernel:
                 ending = Ending(0, "cancelled" if g2.cancelled else "completed", g2.original, g2.requested)
                 g2 = IDLE
             # the properties and signatures on this partition's part of the edge, where their scope covers it
-            # twin of spec/per_partition.py partition_edges (epochs renamed to 0: the record's bumps are the steps)
+            # twin of spec/per_partition.py partition_edges (epochs renamed to 0: a record's bumps the steps)
             ok = all_bits
             asked = scoped[ending is not None].get(name)
             if asked is None:
                 asked = asked_for(name, ending is not None)
             if asked:
-                e = new_edge(PartitionEdge, (p, q[0], q[1], q[2], 1 if bumped else 0, 0 if rec is None else 1, name,
-                                             code, rec is not None, ending, view_after.active))
+                e = new_edge(PartitionEdge, (p, q[0], q[1], q[2], 1 if bumped else 0, 0 if rec is None else 1,
+                                             name, code, rec is not None, ending, view_after.active))
                 for at, mask, sig in asked:
                     if (not at(e)) != sig:  # a property that fails, a signature that matches
                         ok &= ~mask

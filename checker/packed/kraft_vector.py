@@ -106,7 +106,8 @@ class VectorKernel:
         self.unclean = kernel.election == A.UNCLEAN
         self.bump_on_shrink = profile.bump_leader_epoch_on_isr_shrink
         # the completion rule's twin (reference/kraft_change.py): which of the three the profile uses
-        # twin of reference/kraft_change.py all_target_replicas_in_isr, adding_replicas_in_isr, adding_in_isr_all_targets_if_shrinking
+        # twin of reference/kraft_change.py all_target_replicas_in_isr, adding_replicas_in_isr,
+        # adding_in_isr_all_targets_if_shrinking
         rule = profile.completion_rule
         if rule is all_target_replicas_in_isr:
             self.completion = "all-targets"
@@ -178,8 +179,8 @@ class VectorKernel:
 
     @classmethod
     def build(cls, kernel: Any) -> VectorKernel | None:
-        """The vector kernel for the scalar `kernel`'s model, or None outside its scope (kernel_scope.vector_refusal
-        says why): then the scalar kernel answers every group."""
+        """The vector kernel for the scalar `kernel`'s model, or None outside its scope
+        (kernel_scope.vector_refusal says why): then the scalar kernel answers every group."""
         if vector_refusal(kernel) is not None:
             return None
         return cls(kernel)
@@ -303,8 +304,8 @@ class VectorKernel:
         envs = np.asarray(envs, dtype=np.int64)
         if group not in self.groups:
             empty = np.zeros(0, dtype=np.int64)
-            out = {"done": np.zeros(len(locs), dtype=bool), "sit": empty, "rank": empty, "code": empty, "new": empty,
-                   "env": empty, "ok": empty, "global": np.zeros(0, dtype=bool)}
+            out = {"done": np.zeros(len(locs), dtype=bool), "sit": empty, "rank": empty, "code": empty,
+                   "new": empty, "env": empty, "ok": empty, "global": np.zeros(0, dtype=bool)}
             if group == 0:
                 out["bits"] = (empty, empty, empty)
             return out
@@ -312,7 +313,7 @@ class VectorKernel:
             return self._tabulate_cancel(locs, envs)
         if group == 1:
             return self._tabulate_reassign(locs, envs)
-        # twin of reference/enabled_actions.py default_enabled_actions (one partition's ISR changes and brokers, ranked)
+        # twin of reference/enabled_actions.py default_enabled_actions (one partition's ISR changes, brokers)
         R, I, L = self.R[locs], self.I[locs], self.L[locs]
         Rm, Im = _mask(R), _mask(I)
         AR, RR = self.AR[locs], self.RR[locs]
@@ -360,19 +361,20 @@ class VectorKernel:
         tm = _mask(target)
         tlen = (target > 0).sum(1)
         # AlterPartition's validation (ISR changes), the fence / unfence conditions
-        # twin of reference/kraft.py KraftProfile.alter_partition, KraftProfile.broker_fail, KraftProfile.broker_recover
+        # twin of reference/kraft.py KraftProfile.alter_partition, .broker_fail, .broker_recover
         isr_change = grow | (kind == SHRINK)
         valid = (_bit(registered[sit], pL) & (POP[tm] == tlen) & ((tm & ~pRm) == 0)
                  & _bit(tm, pL) & ((tm & ~act_after) == 0))
         changes = np.where(isr_change, valid, np.where(fence, _bit(pIm, broker), pL == NO_LEADER))
-        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, pR, target, pAR, pRR, act_after)
+        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, pR, target, pAR, pRR,
+                                                                  act_after)
         rec &= changes
         bumped &= rec
         qR, qI, qL = np.where(rec[:, None], qR, pR), np.where(rec[:, None], qI, pI), np.where(rec, qL, pL)
         qAR, qRR = np.where(rec, qAR, pAR), np.where(rec, qRR, pRR)
         # a reassignment in flight that stops being one ends on the edge (its ghost goes idle): a completion
         # is answered here, a cancelled one's ending goes back to the scalar kernel with its situation
-        # twin of checker/models/reassign.py ReassignmentModel._intent (no request: the ghost as it was, until it ends)
+        # twin of checker/models/reassign.py ReassignmentModel._intent (no request: the ghost kept till it ends)
         gid = self.G[locs][sit]
         ends = self.g_orig[gid] & ((qAR | qRR) == 0)
         refuse = ~self.encodable[locs]
@@ -401,7 +403,8 @@ class VectorKernel:
                 env_after[sel] = self.env_after[e_sel, int(active_flag), b_sel]
         out = {"done": ~refuse, "sit": sit[keep_ans], "rank": rank[keep_ans],
                "code": self.code[kind[keep_ans], broker[keep_ans]], "new": new[keep_ans],
-               "env": env_after[keep_ans], "ok": ok, "global": (kind[keep_ans] == FAIL) | (kind[keep_ans] == RECOVER)}
+               "env": env_after[keep_ans], "ok": ok,
+               "global": (kind[keep_ans] == FAIL) | (kind[keep_ans] == RECOVER)}
         if group == 0:
             out["bits"] = self._state_bits(locs)
         return out
@@ -428,7 +431,8 @@ class VectorKernel:
         removing, adding = pRm & ~tm, tm & ~pRm
         plan = _compact(np.concatenate([tR, _minus(np.broadcast_to(self.all_ids, tR.shape), ~removing)], axis=1))[:, :S]
         ar, rr = np.where(adding != 0, adding, pAR), np.where(removing != 0, removing, pRR)
-        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, plan, pI, ar, rr, active, False)
+        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, plan, pI, ar, rr,
+                                                                  active, False)
         rec &= accepted
         bumped &= rec
         qR, qI, qL = np.where(rec[:, None], qR, pR), np.where(rec[:, None], qI, pI), np.where(rec, qL, pL)
@@ -500,7 +504,8 @@ class VectorKernel:
         refused = empty & (not self.unclean)
         accepted = moving & ~refused
         code = np.where(~moving, NO_REASSIGNMENT_IN_PROGRESS, np.where(refused, INVALID_REPLICA_ASSIGNMENT, NONE))
-        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, r, i, zero, zero, active)
+        qR, qI, qL, qAR, qRR, rec, bumped = self.partition_change(pR, pI, pL, pAR, pRR, r, i, zero, zero,
+                                                                  active)
         rec &= accepted
         bumped &= rec
         qR, qI, qL = np.where(rec[:, None], qR, pR), np.where(rec[:, None], qI, pI), np.where(rec, qL, pL)
@@ -668,10 +673,12 @@ class _Helpers:
 
 class StateView(_Helpers):
     """spec/partition_masks.StateMasks for a batch of partitions with their ghosts: replica and ISR slots, the
-    leader, adding / removing masks, and per ghost whether it has an original / requested target and their masks."""
+    leader, adding / removing masks, and per ghost whether it has an original / requested target and their
+    masks."""
 
     def __init__(self, R: np.ndarray, I: np.ndarray, L: np.ndarray, AR: np.ndarray, RR: np.ndarray,
-                 has_original: np.ndarray, original: np.ndarray, has_requested: np.ndarray, requested: np.ndarray):
+                 has_original: np.ndarray, original: np.ndarray, has_requested: np.ndarray,
+                 requested: np.ndarray):
         self.replicas, self.replica_count, self.isr, self.leader = _mask(R), (R > 0).sum(1), _mask(I), L
         self.adding, self.removing = AR, RR
         self.reassigning = (AR | RR) != 0
@@ -693,9 +700,10 @@ class EdgeView(_Helpers):
     masks and counts of its slots are made when a form first reads them."""
 
     # twin of spec/per_partition.py partition_edges: what each field of a partition's part of an edge holds
-    BASE = ("kind", "before_replicas", "before_isr", "before_leader", "before_adding", "replicas", "isr", "leader",
-            "leader_epoch_step", "partition_epoch_step", "code", "changed", "active", "ended", "ended_cancelled",
-            "ending_original", "ending_has_requested", "ending_requested_mask", "ending_requested_count")
+    BASE = ("kind", "before_replicas", "before_isr", "before_leader", "before_adding", "replicas", "isr",
+            "leader", "leader_epoch_step", "partition_epoch_step", "code", "changed", "active", "ended",
+            "ended_cancelled", "ending_original", "ending_has_requested", "ending_requested_mask",
+            "ending_requested_count")
 
     def __init__(self, kind_names: tuple[str, ...], *base: np.ndarray):
         self.kind_names = kind_names  # `kind` indexes it

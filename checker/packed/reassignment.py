@@ -61,9 +61,9 @@ DECOMPOSABLE = frozenset(BASE)
 #: property is violated only where its base property is, so the base's local bits find the candidates
 SEP = "::"
 
-# -- the packed encoding's own limits (partition-locality), all here: `packable` reads them, and a model beyond
-# them runs on the object engine. Inside them, what the kraft kernels answer for is checker/packed/kernel_scope.py's
-# KERNEL_SCOPE.
+# -- the packed encoding's own limits (partition-locality), all here: `packable` reads them, and a model
+# beyond them runs on the object engine. Inside them, what the kraft kernels answer for is
+# checker/packed/kernel_scope.py's KERNEL_SCOPE.
 
 #: profiles tests/unit/test_fast_packed.py checks state by state (variants: subclasses of theirs)
 PARTITION_LOCAL = ("kraft", "kraft-3.7", "kip455")
@@ -85,7 +85,7 @@ def _min_isr_partition_local(model: Any) -> bool:
     return b.min_insync <= min(sizes)
 
 
-# -- the encoding ---------------------------------------------------------------------------------------------
+# -- the encoding ----------------------------------------------------------------------------------------
 
 #: common.default_enabled_actions lists actions family by family, partition by partition within a
 #: family (elections: election type first); with one partition the rank alone is its order
@@ -441,7 +441,8 @@ class PackedReassignment:
         for k in answered.tolist():
             self.installed += 1
             if self.installed % every == 0:
-                self.check_kernel(group, int(locs[k]), int(envs[k]), self.vector.rows(group, out, k), "vector")
+                self.check_kernel(group, int(locs[k]), int(envs[k]), self.vector.rows(group, out, k),
+                                  "vector")
         self.reference_calls += len(out["sit"])
         self.answers["vector"] += len(out["sit"])
         if group == 0:
@@ -454,8 +455,9 @@ class PackedReassignment:
 
     def check_kernel(self, group: int, local: int, env: int, answer: tuple[list, tuple | None],
                      who: str = "scalar") -> None:
-        """Compare the `who` kernel's answer for one situation with the reference's (KernelMismatch if they differ,
-        naming the definitions restated for speed that could have drifted: kernel_scope.mismatch_message)."""
+        """Compare the `who` kernel's answer for one situation with the reference's (KernelMismatch if they
+        differ, naming the definitions restated for speed that could have drifted:
+        kernel_scope.mismatch_message)."""
         self.kernel_checks += 1
         theirs = self.reference_compute(group, local, env, cache=False)
         if not same_answers(self, answer, theirs):

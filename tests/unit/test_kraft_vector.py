@@ -393,6 +393,21 @@ def test_a_broken_vector_kernel_is_caught_by_the_spot_checks(bug, monkeypatch):
         explore_packed(packed, liveness=False)
 
 
+def test_a_vector_mismatch_names_the_array_form_that_drifted(monkeypatch):
+    """A stale array form is caught by the spot checks, and the one-line message names it with its file, and the way
+    to check without the kernels."""
+    _array_form(P.completion_reaches_target, _always)(monkeypatch)
+    monkeypatch.setattr(K, "CHECK_EVERY", 1)
+    packed = PackedReassignment(_model(*DIFFERENTIAL[BROKEN_ON]), workers=1)
+    with pytest.raises(KernelMismatch) as caught:
+        explore_packed(packed, liveness=False)
+    message = str(caught.value)
+    assert message.startswith("the vector kraft kernel and the reference disagree on ")
+    assert "(the bits of completion_reaches_target differ)" in message
+    assert "the array form of completion_reaches_target (spec/reassign_properties.py)" in message
+    assert "`kreassign check --no-kernel`" in message and "\n" not in message
+
+
 @pytest.mark.parametrize("config", sorted({c for *_, c in BROKEN.values()}))
 def test_the_spot_checks_pass_a_correct_vector_kernel(config, monkeypatch):
     """The contrast to the above: with every row checked, the real vector kernel runs to the end (in every
