@@ -1,6 +1,7 @@
-"""`kreassign cluster start|fetch`: a real Kafka cluster on this machine, from a released Kafka (docs/cluster.md).
+"""`kreassign cluster start|fetch`: a real Kafka cluster on this machine, from a released Kafka
+(docs/cluster.md).
 
-    kreassign cluster fetch 4.4.0 3.9.2           # resolve the brokers' jars with Maven (once; start does it too)
+    kreassign cluster fetch 4.4.0 3.9.2           # the brokers' jars, by Maven (once; start does it too)
     kreassign cluster start                       # the newest release, KRaft, 1 controller, 3 brokers
     kreassign cluster start --kafka-version 3.9.2 --mode zk --brokers 4 --json
 
@@ -22,35 +23,41 @@ import time
 from kreassign.errors import UsageError
 
 #: ClusterSpec's fields -> the flags that set them (a bad value is reported by its flag)
-FLAGS = {"version": "--kafka-version", "mode": "--mode", "controllers": "--controllers", "brokers": "--brokers",
-         "metadata_version": "--metadata-version", "elr": "--elr", "session_timeout_ms": "--session-timeout-ms",
-         "broker_config": "--broker-config", "heap_mb": "--heap-mb", "start_timeout_s": "--start-timeout"}
+FLAGS = {"version": "--kafka-version", "mode": "--mode", "controllers": "--controllers",
+         "brokers": "--brokers", "metadata_version": "--metadata-version", "elr": "--elr",
+         "session_timeout_ms": "--session-timeout-ms", "broker_config": "--broker-config",
+         "heap_mb": "--heap-mb", "start_timeout_s": "--start-timeout"}
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="cluster_command", metavar="ACTION")
     start = sub.add_parser("start", help="start a cluster and keep it up until Ctrl-C",
-                           description="Start a Kafka cluster from a released Kafka (each node its own JVM, every "
-                           "listener on 127.0.0.1) and keep it up until Ctrl-C, which removes everything.")
+                           description="Start a Kafka cluster from a released Kafka (each node its own JVM, "
+                           "every listener on 127.0.0.1) and keep it up until Ctrl-C, which removes "
+                           "everything.")
     start.add_argument("--kafka-version", metavar="V", help="the release (default: the newest supported)")
-    start.add_argument("--mode", default="kraft", metavar="kraft|zk", help="KRaft (default) or ZooKeeper (3.9 only)")
+    start.add_argument("--mode", default="kraft", metavar="kraft|zk",
+                       help="KRaft (default) or ZooKeeper (3.9 only)")
     start.add_argument("--controllers", type=_int("--controllers"), default=1, metavar="N",
                        help="KRaft controllers: 1 (default) or 3")
-    start.add_argument("--brokers", type=_int("--brokers"), default=3, metavar="N", help="brokers: 3 (default) to 6")
+    start.add_argument("--brokers", type=_int("--brokers"), default=3, metavar="N",
+                       help="brokers: 3 (default) to 6")
     start.add_argument("--metadata-version", metavar="MV", help="KRaft: format with this metadata.version")
     start.add_argument("--elr", metavar="on|off", help="KRaft 4.x: eligible leader replicas at format")
     start.add_argument("--session-timeout-ms", type=_int("--session-timeout-ms"), default=6000, metavar="MS",
                        help="broker session timeout (KRaft) or ZooKeeper session timeout (zk): default 6000")
     start.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
                        help="an extra server.properties setting of every broker (repeatable)")
-    start.add_argument("--heap-mb", type=_int("--heap-mb"), default=256, metavar="MB", help="each JVM's -Xmx (256)")
+    start.add_argument("--heap-mb", type=_int("--heap-mb"), default=256, metavar="MB",
+                       help="each JVM's -Xmx (256)")
     start.add_argument("--start-timeout", type=_float("--start-timeout"), default=120.0, metavar="S",
                        help="seconds to wait for the cluster to be up (120)")
     start.add_argument("--json", action="store_true", help="one JSON line: bootstrap, nodes, directory")
     start.set_defaults(func=run_start)
     fetch = sub.add_parser("fetch", help="resolve brokers' jars with Maven into the cache",
-                           description="Resolve a broker's jars (org.apache.kafka:kafka_2.13 and its dependencies) "
-                           "of Kafka releases with Maven (the user's own Maven configuration) into the per-user cache.")
+                           description="Resolve a broker's jars (org.apache.kafka:kafka_2.13 and its "
+                           "dependencies) of Kafka releases with Maven (the user's own Maven configuration) "
+                           "into the per-user cache.")
     fetch.add_argument("versions", nargs="*", metavar="VERSION", help="releases, e.g. 4.4.0 3.9.2")
     fetch.add_argument("--all", action="store_true", help="every supported release")
     fetch.add_argument("--force", action="store_true", help="resolve again even if cached")
@@ -101,8 +108,9 @@ def spec_from_args(args: argparse.Namespace):
         settings.append((key.strip(), value))
     try:
         return ClusterSpec(version=args.kafka_version or kafka_releases.NEWEST, mode=args.mode,
-                           controllers=args.controllers, brokers=args.brokers, metadata_version=args.metadata_version,
-                           elr=elr, session_timeout_ms=args.session_timeout_ms, broker_config=tuple(settings),
+                           controllers=args.controllers, brokers=args.brokers,
+                           metadata_version=args.metadata_version, elr=elr,
+                           session_timeout_ms=args.session_timeout_ms, broker_config=tuple(settings),
                            heap_mb=args.heap_mb, start_timeout_s=args.start_timeout)
     except ClusterSpecError as e:
         raise UsageError(f"{FLAGS.get(e.field, e.field)}: {str(e).split(': ', 1)[1]}") from None
@@ -179,8 +187,8 @@ def run_fetch(args: argparse.Namespace) -> int:
         print(json.dumps({"releases": done}, indent=1))
     else:
         for d in done:
-            print(f"Kafka {d['version']} broker: {d['jars']} jars in {d['lib']}" + (" (cached)" if d["was_cached"]
-                                                                                       else ""))
+            cached = " (cached)" if d["was_cached"] else ""
+            print(f"Kafka {d['version']} broker: {d['jars']} jars in {d['lib']}{cached}")
     return 0
 
 

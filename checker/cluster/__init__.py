@@ -1,8 +1,8 @@
 """Real Kafka clusters on demand, from a released Kafka resolved by Maven (issue 24, docs/cluster.md).
 
-`start_cluster(ClusterSpec(...))` starts controllers (KRaft) or a ZooKeeper server (zk, Kafka 3.9) and brokers,
-each its own JVM on 127.0.0.1, and returns a `Cluster` to use in a `with` block; leaving it, by any way,
-removes every process and file of the cluster.
+`start_cluster(ClusterSpec(...))` starts controllers (KRaft) or a ZooKeeper server (zk, Kafka 3.9) and
+brokers, each its own JVM on 127.0.0.1, and returns a `Cluster` to use in a `with` block; leaving it, by any
+way, removes every process and file of the cluster.
 """
 
 from .admin import AdminError, AdminRequestError, ClusterAdmin

@@ -45,7 +45,7 @@ class AdminRequestError(Exception):
 
 
 def compile_helper(javac: str, lib: Path, version: str) -> Path:
-    """javac the helper against the release's jars into the cache (keyed by the source, the jars and javac)."""
+    """javac the helper against the release's jars into the cache (keyed by source, jars and javac)."""
     h = hashlib.sha256(SOURCE.read_bytes())
     for jar in sorted(lib.glob("*.jar")):
         st = jar.stat()
@@ -63,11 +63,12 @@ def compile_helper(javac: str, lib: Path, version: str) -> Path:
     try:
         proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp",
                                os.path.join(str(lib), "*"), str(SOURCE)],
-                              capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL)
+                              capture_output=True, text=True, timeout=300, check=False,
+                              stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise AdminError(f"javac could not compile the cluster's Admin helper against Kafka {version} ({lib}):\n"
-                             + "\n".join(tail))
+            raise AdminError(f"javac could not compile the cluster's Admin helper against Kafka {version} "
+                             f"({lib}):\n" + "\n".join(tail))
         try:
             os.rename(tmp, target)  # atomic: a concurrent run sees the whole directory or none
         except OSError:
@@ -98,10 +99,10 @@ class ClusterAdmin:
         return self._proc.pid if self._proc is not None else None
 
     def start(self) -> None:
-        """Start the helper's JVM (again, after one that died or was given up on: each has its own replies)."""
+        """Start the helper's JVM (again after one died or was given up on: each has its own replies)."""
         with open(self._output, "ab") as err:
-            self._proc = subprocess.Popen(self._argv, cwd=self._cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=err, close_fds=True, process_group=0)
+            self._proc = subprocess.Popen(self._argv, cwd=self._cwd, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=err, close_fds=True, process_group=0)
         self._replies = queue.Queue()
         threading.Thread(target=self._read, args=(self._proc, self._replies), name="kreassign-cluster-admin",
                          daemon=True).start()
@@ -195,7 +196,8 @@ class ClusterAdmin:
         self.call("delete_topics", timeout_s, names=list(names))
 
     def describe_topics(self, names: list[str], timeout_s: float = 10.0) -> dict:
-        """{topic: {"id", "partitions": [{"partition", "leader", "replicas", "isr", "elr", "last_known_elr"}]}}."""
+        """{topic: {"id", "partitions": [{"partition", "leader", "replicas", "isr", "elr",
+        "last_known_elr"}]}}, as the brokers' metadata says."""
         return self.call("describe_topics", timeout_s, names=list(names))
 
     def log_dirs(self, brokers: list[int], timeout_s: float = 10.0) -> dict[int, dict]:
@@ -205,7 +207,7 @@ class ClusterAdmin:
 
     def alter_reassignments(self, changes: list[tuple[str, int, list[int] | None]],
                             timeout_s: float = 30.0) -> list[dict]:
-        """(topic, partition, target replicas, or None to cancel) each; per partition its error class or None."""
+        """(topic, partition, target replicas or None to cancel) each; each partition's error or None."""
         return self.call("alter_reassignments", timeout_s, reassignments=[
             {"topic": t, "partition": p, "target": None if r is None else list(r)} for t, p, r in changes])
 

@@ -5,9 +5,9 @@
         c.kill(2); c.restart(2)
 
 Each node is its own JVM (`kafka.Kafka server.properties`, ZooKeeper's `QuorumPeerMain zoo.cfg`) on the broker
-jars Maven resolved (releases.fetch(kind="broker")), in a fresh temporary directory, every listener on 127.0.0.1.
-Waits are conditions asked of the cluster itself through Kafka's Admin client (admin.py), each with a timeout
-that fails naming what did not happen, with the tail of the log that says why.
+jars Maven resolved (releases.fetch(kind="broker")), in a fresh temporary directory, every listener on
+127.0.0.1. Waits are conditions asked of the cluster itself through Kafka's Admin client (admin.py), each with
+a timeout that fails naming what did not happen, with the tail of the log that says why.
 
 Clean-up: `close()` (the `with` block's end, an exception in it, Ctrl-C, interpreter exit) kills every JVM of
 the cluster and removes its directory; a watchdog process (watchdog.py) does the same if the driver itself is
@@ -62,8 +62,8 @@ class NodeInfo:
     state: str  # "running", "paused", "stopped" (SIGTERM), "killed" (SIGKILL), "exited" (on its own)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "role": self.role, "id": self.node_id, "host": self.host, "port": self.port,
-                "pid": self.pid, "state": self.state}
+        return {"name": self.name, "role": self.role, "id": self.node_id, "host": self.host,
+                "port": self.port, "pid": self.pid, "state": self.state}
 
 
 class _Node:
@@ -116,8 +116,9 @@ class Cluster:
     # -- start --------------------------------------------------------------------------------------------
 
     def start(self) -> Cluster:
-        """Resolve the release (Maven, on first use), lay the cluster out, format (KRaft), start every node and
-        wait until every broker is registered and unfenced; on any failure (or Ctrl-C) everything is removed."""
+        """Resolve the release (Maven, on first use), lay the cluster out, format (KRaft), start every node
+        and wait until every broker is registered and unfenced; on any failure (or Ctrl-C) everything is
+        removed."""
         began = time.monotonic()
         atexit.register(self.close)
         try:
@@ -141,9 +142,9 @@ class Cluster:
         helper_classes = compile_helper(javac, release.lib, spec.version)
         self.directory = Path(tempfile.mkdtemp(prefix="kreassign-cluster-")).resolve()
         # the watchdog first: from here on, whatever happens to this process, the directory and its JVMs go
-        self._watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(WATCHDOG_FILE), str(self.directory)],
-                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(WATCHDOG_FILE), str(self.directory)], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
         root = self.directory
         (root / "tmp").mkdir()
         (root / "log4j.properties").write_text(C.log4j_properties(), encoding="utf-8")
@@ -152,8 +153,8 @@ class Cluster:
         for layout in nodes:
             layout.directory.mkdir()
             layout.logs_dir.mkdir()
-            text = C.zookeeper_config(layout) if layout.role == "zookeeper" else C.server_properties(spec, layout,
-                                                                                                       nodes)
+            text = C.zookeeper_config(layout) if layout.role == "zookeeper" \
+                else C.server_properties(spec, layout, nodes)
             layout.config_file.write_text(text, encoding="utf-8")
             self._nodes[layout.name] = _Node(layout)
         self._log(f"cluster: starting {spec.describe()} in {root}")
@@ -215,8 +216,8 @@ class Cluster:
             main, args = C.KAFKA_MAIN, [str(lay.config_file)]
         server_log = lay.logs_dir / "server.log"
         node.log_mark = server_log.stat().st_size if server_log.exists() else 0
-        node.proc = procs.launch(C.jvm_argv(self._java, self.spec, self._lib, self.directory, lay.logs_dir, main,
-                                            args), lay.directory, lay.stdout_file)
+        argv = C.jvm_argv(self._java, self.spec, self._lib, self.directory, lay.logs_dir, main, args)
+        node.proc = procs.launch(argv, lay.directory, lay.stdout_file)
         node.state = "running"
 
     # -- conditions ---------------------------------------------------------------------------------------
@@ -224,8 +225,8 @@ class Cluster:
     def wait_for(self, what: str, check: Callable[[], str | None], timeout_s: float,
                  nodes: list[str] | None = None) -> None:
         """Ask `check` until it returns None (done); it returns what is still missing otherwise. A node of
-        `nodes` (default: every node meant to run) that exits, or the timeout, raises ClusterError naming `what`,
-        what is missing and the tail of the implicated nodes' logs."""
+        `nodes` (default: every node meant to run) that exits, or the timeout, raises ClusterError naming
+        `what`, what is missing and the tail of the implicated nodes' logs."""
         watched = [self._node(n) for n in nodes] if nodes is not None else \
             [n for n in self._nodes.values() if n.state in ("running", "paused")]
         deadline = time.monotonic() + timeout_s
@@ -233,8 +234,8 @@ class Cluster:
             for node in watched:
                 if node.state == "running" and not node.running:
                     code = node.proc.returncode if node.proc is not None else None
-                    raise ClusterError(f"{self.spec.describe()}: {node.layout.name} exited (code {code}) while "
-                                       f"waiting for {what}" + self._node_tail(node))
+                    raise ClusterError(f"{self.spec.describe()}: {node.layout.name} exited (code {code}) "
+                                       f"while waiting for {what}" + self._node_tail(node))
             try:
                 missing = check()
             except (AdminError, AdminRequestError) as e:
@@ -248,7 +249,7 @@ class Cluster:
             time.sleep(POLL_S)
 
     def _brokers_missing(self) -> str | None:
-        """None once every running broker is registered and unfenced and answers a request sent to it itself."""
+        """None once every running broker is registered, unfenced and answers a request sent to it itself."""
         expected = sorted(n.layout.node_id for n in self._nodes.values()
                           if n.layout.role == "broker" and n.state == "running")  # not a paused one
         seen = self.admin.broker_ids(timeout_s=5)
@@ -334,8 +335,8 @@ class Cluster:
         self._log(f"cluster: killed {n.layout.name}")
 
     def stop(self, node: int | str, timeout_s: float = 60.0) -> None:
-        """SIGTERM: a clean shutdown (a broker's controlled shutdown moves its leaderships first); SIGKILL if it
-        has not ended within `timeout_s`."""
+        """SIGTERM: a clean shutdown (a broker's controlled shutdown moves its leaderships first); SIGKILL if
+        it has not ended within `timeout_s`."""
         n = self._node(node)
         if n.running:
             procs.signal_group(n.proc, signal.SIGCONT)  # a paused JVM cannot shut down
@@ -379,7 +380,7 @@ class Cluster:
                           timeout_s, nodes=[n.layout.name])
         elif n.layout.role == "controller":
             self.wait_for(f"{n.layout.name} started",
-                          lambda: None if self._started_since_launch(n) else f"{n.layout.name} has not started",
+                          lambda: None if self._started_since_launch(n) else f"{n.layout.name} is starting",
                           timeout_s, nodes=[n.layout.name])
             self.wait_for("an active controller", self._controller_missing, timeout_s, nodes=[n.layout.name])
         else:
@@ -396,7 +397,7 @@ class Cluster:
         return b"Kafka Server started" in text or b"] started (kafka.server.KafkaServer)" in text
 
     def active_controller(self, timeout_s: float = 10.0) -> int:
-        """KRaft: the metadata quorum's leader (a controller id); ZooKeeper mode: the controller broker's id."""
+        """KRaft: the metadata quorum's leader (a controller id); ZooKeeper mode: the controller broker."""
         if self.spec.mode == "kraft":
             leader = self.admin.quorum(timeout_s)["leader"]
         else:

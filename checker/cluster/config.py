@@ -1,9 +1,10 @@
-"""What a cluster is made of, as values: the `ClusterSpec` a user asks for, the nodes it becomes, and every file
-and command line they run with (docs/cluster.md). Pure: no process, no socket; the ports come in as arguments.
+"""What a cluster is made of, as values: the `ClusterSpec` a user asks for, the nodes it becomes, and every
+file and command line they run with (docs/cluster.md). Pure: no process, no socket; the ports come in as
+arguments.
 
 Every listener binds to 127.0.0.1 only — the brokers', the controllers', ZooKeeper's client port — and nothing
-else is opened: no JMX port, no ZooKeeper admin server. Node ids follow the model: brokers 1..N (as the checker
-numbers them), KRaft controllers 3000, 3001, ... (Kafka's own test clusters number them so).
+else is opened: no JMX port, no ZooKeeper admin server. Node ids follow the model: brokers 1..N (as the
+checker numbers them), KRaft controllers 3000, 3001, ... (Kafka's own test clusters number them so).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ ZK_TICK_MS = 1000
 KAFKA_MAIN = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
-#: the system property every process of a cluster carries, naming the cluster's directory: how the watchdog and
-#: the clean-up find them (checker/cluster/watchdog.py)
+#: the system property every process of a cluster carries, naming the cluster's directory: how the watchdog
+#: and the clean-up find them (checker/cluster/watchdog.py)
 MARKER_PROPERTY = "kreassign.cluster"
 
 #: settings the cluster owns: they place every listener on 127.0.0.1 and every file in the cluster's directory
@@ -53,8 +54,8 @@ class ClusterSpecError(UsageError):
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """A cluster to start: a Kafka release, KRaft or ZooKeeper mode, its size, and the few settings that matter to
-    reassignment. Checked when made: a bad value raises ClusterSpecError naming the field."""
+    """A cluster to start: a Kafka release, KRaft or ZooKeeper mode, its size, and the few settings that
+    matter to reassignment. Checked when made: a bad value raises ClusterSpecError naming the field."""
 
     version: str = kafka_releases.NEWEST
     mode: str = "kraft"
@@ -62,8 +63,9 @@ class ClusterSpec:
     brokers: int = 3
     metadata_version: str | None = None  # KRaft: `format --release-version` (default: the release's latest)
     elr: bool | None = None  # KRaft 4.x: eligible.leader.replicas.version at format (default: the release's)
-    # broker.session.timeout.ms (KRaft) or zookeeper.session.timeout.ms (zk): how soon a killed broker is fenced,
-    # and how soon a restarted one may register again (Kafka's defaults, 9 s and 18 s, make every test wait)
+    # broker.session.timeout.ms (KRaft) or zookeeper.session.timeout.ms (zk): how soon a killed broker is
+    # fenced, and how soon a restarted one may register again (Kafka's defaults, 9 s and 18 s, make every test
+    # wait)
     session_timeout_ms: int = 6000
     broker_config: tuple[tuple[str, str], ...] = field(default=())  # extra server.properties of every broker
     heap_mb: int = 256
@@ -79,25 +81,29 @@ class ClusterSpec:
         if self.mode not in MODES:
             raise ClusterSpecError("mode", f"{self.mode!r} is not one of {', '.join(MODES)}")
         if self.mode == "zk" and release.since("4.0"):
-            raise ClusterSpecError("mode", f"zk needs Kafka 3.9 (4.0 removed ZooKeeper mode, KIP-833); got {version}")
+            raise ClusterSpecError("mode", f"zk needs Kafka 3.9 (4.0 removed ZooKeeper mode, KIP-833); "
+                                           f"got {version}")
         _int_in("brokers", self.brokers, *BROKERS_RANGE)
         if self.mode == "kraft" and self.controllers not in KRAFT_CONTROLLERS:
-            raise ClusterSpecError("controllers", f"a KRaft quorum of 1 or 3 controllers, not {self.controllers!r}")
+            raise ClusterSpecError("controllers",
+                                   f"a KRaft quorum of 1 or 3 controllers, not {self.controllers!r}")
         if self.mode == "zk" and self.controllers != 1:
-            raise ClusterSpecError("controllers", f"zk mode runs one ZooKeeper server (the controller is a broker), "
-                                                  f"not {self.controllers!r}")
+            raise ClusterSpecError("controllers", "zk mode runs one ZooKeeper server (the controller is a "
+                                                  f"broker), not {self.controllers!r}")
         if self.metadata_version is not None:
             if self.mode == "zk":
-                raise ClusterSpecError("metadata_version", "only for KRaft (zk mode has inter.broker.protocol.version)")
+                raise ClusterSpecError("metadata_version",
+                                       "only for KRaft (zk mode has inter.broker.protocol.version)")
             if self.metadata_version not in release.metadata_versions:
-                raise ClusterSpecError("metadata_version", f"Kafka {version} formats {release.metadata_versions[0]} .. "
-                                                           f"{release.latest_production}, not {self.metadata_version!r}")
+                raise ClusterSpecError("metadata_version",
+                                       f"Kafka {version} formats {release.metadata_versions[0]} .. "
+                                       f"{release.latest_production}, not {self.metadata_version!r}")
         if self.elr is not None:
             if self.mode == "zk":
                 raise ClusterSpecError("elr", "only for KRaft")
             if self.elr and not kafka_releases.elr_possible(version, self.level):
-                raise ClusterSpecError("elr", f"Kafka {version} at metadata.version {self.level} cannot have eligible "
-                                              "leader replicas (4.0 and 4.0-IV1 or newer)")
+                raise ClusterSpecError("elr", f"Kafka {version} at metadata.version {self.level} cannot have "
+                                              "eligible leader replicas (4.0 and 4.0-IV1 or newer)")
         _int_in("session_timeout_ms", self.session_timeout_ms, *SESSION_RANGE_MS)
         _int_in("heap_mb", self.heap_mb, 128, 4096)
         if isinstance(self.start_timeout_s, bool) or not isinstance(self.start_timeout_s, (int, float)) \
@@ -142,8 +148,8 @@ def _settings(value: object) -> tuple[tuple[str, str], ...]:
             raise ClusterSpecError("broker_config", f"expected key=value settings, got {item!r}")
         key, val = item[0].strip(), str(item[1])
         if key in RESERVED_SETTINGS:
-            raise ClusterSpecError("broker_config", f"{key} is set by the cluster (every listener on {HOST}, every "
-                                                    "file in its directory)")
+            raise ClusterSpecError("broker_config", f"{key} is set by the cluster (every listener on {HOST}, "
+                                                    "every file in its directory)")
         if "\n" in key or "\n" in val:
             raise ClusterSpecError("broker_config", f"{key}: one line per setting")
         out[key] = val
@@ -215,7 +221,8 @@ def _properties(pairs: list[tuple[str, object]]) -> str:
 
 def server_properties(spec: ClusterSpec, node: NodeLayout, nodes: tuple[NodeLayout, ...]) -> str:
     """server.properties of a controller or broker: listeners on 127.0.0.1, data in the node's folder, and the
-    small-cluster settings (few threads, internal topics no larger than the cluster, no topic made by accident)."""
+    small-cluster settings (few threads, internal topics no larger than the cluster, no topic made by
+    accident)."""
     broker_listener = ("BROKER", f"BROKER://{node.address}")
     if spec.mode == "kraft":
         voters = ",".join(f"{n.node_id}@{n.address}" for n in nodes if n.role == "controller")
@@ -264,7 +271,8 @@ def server_properties(spec: ClusterSpec, node: NodeLayout, nodes: tuple[NodeLayo
 
 
 def zookeeper_config(node: NodeLayout) -> str:
-    """zoo.cfg of the one ZooKeeper server: client port on 127.0.0.1, no admin server (its Jetty port, 8080)."""
+    """zoo.cfg of the one ZooKeeper server: client port on 127.0.0.1, no admin server (its Jetty port, 8080).
+    """
     return _properties([
         ("dataDir", node.data_dir),
         ("clientPort", node.port),
@@ -301,7 +309,8 @@ def log4j_properties() -> str:
         if file is None:
             lines.append(f"log4j.logger.{logger}={level}")
         else:
-            lines += [f"log4j.logger.{logger}={level}, {file.replace('-', '')}", f"log4j.additivity.{logger}=false"]
+            lines += [f"log4j.logger.{logger}={level}, {file.replace('-', '')}",
+                      f"log4j.additivity.{logger}=false"]
     return "\n".join(lines) + "\n"
 
 
@@ -312,23 +321,26 @@ def log4j2_properties() -> str:
         appender = name.replace("-", "")
         lines += [f"appender.{appender}.type=File", f"appender.{appender}.name={appender}",
                   f"appender.{appender}.fileName=${{sys:kafka.logs.dir}}/{name}.log",
-                  f"appender.{appender}.layout.type=PatternLayout", f"appender.{appender}.layout.pattern={_PATTERN}"]
+                  f"appender.{appender}.layout.type=PatternLayout",
+                  f"appender.{appender}.layout.pattern={_PATTERN}"]
     lines += ["rootLogger.level=INFO", "rootLogger.appenderRef.server.ref=server"]
     for i, (logger, level, file) in enumerate(_LOGGERS):
         lines += [f"logger.l{i}.name={logger}", f"logger.l{i}.level={level}"]
         if file is not None:
-            lines += [f"logger.l{i}.additivity=false", f"logger.l{i}.appenderRef.a.ref={file.replace('-', '')}"]
+            lines += [f"logger.l{i}.additivity=false",
+                      f"logger.l{i}.appenderRef.a.ref={file.replace('-', '')}"]
     return "\n".join(lines) + "\n"
 
 
 def jvm_argv(java: str, spec: ClusterSpec, lib: Path, root: Path, logs_dir: Path, main: str,
              args: list[str]) -> list[str]:
-    """One JVM of the cluster: a small heap and the serial collector (several JVMs share two cores), no perf data
-    file (a killed JVM would leave it in /tmp), temp files in the cluster's directory, the log configuration for
-    either logging library, and the marker the clean-up finds it by."""
+    """One JVM of the cluster: a small heap and the serial collector (several JVMs share two cores), no perf
+    data file (a killed JVM would leave it in /tmp), temp files in the cluster's directory, the log
+    configuration for either logging library, and the marker the clean-up finds it by."""
     return [
-        java, f"-Xmx{spec.heap_mb}m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-        "-XX:+ExitOnOutOfMemoryError", "-Djava.net.preferIPv4Stack=true", "-Djava.awt.headless=true",
+        java, f"-Xmx{spec.heap_mb}m", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        "-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError", "-Djava.net.preferIPv4Stack=true",
+        "-Djava.awt.headless=true",
         f"-Djava.io.tmpdir={root / 'tmp'}", f"-Dkafka.logs.dir={logs_dir}",
         f"-Dlog4j.configuration=file:{root / 'log4j.properties'}",
         f"-Dlog4j2.configurationFile={root / 'log4j2.properties'}",
@@ -355,7 +367,8 @@ def listeners_of(text: str) -> list[str]:
     """Every host:port a server.properties / zoo.cfg names for a listener (listeners, advertised listeners,
     controller voters, ZooKeeper's client address): what the tests check is 127.0.0.1 only."""
     out: list[str] = []
-    settings = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    settings = dict(line.split("=", 1) for line in text.splitlines()
+                    if "=" in line and not line.startswith("#"))
     for key, value in settings.items():
         if key in ("listeners", "advertised.listeners"):
             out += [v.split("://", 1)[1] for v in value.split(",")]
@@ -364,13 +377,15 @@ def listeners_of(text: str) -> list[str]:
         elif key == "zookeeper.connect":
             out += value.split(",")
         elif key == "clientPort":
-            out.append(f"{settings.get('clientPortAddress', '0.0.0.0')}:{value}")  # no address: every interface
+            host = settings.get("clientPortAddress", "0.0.0.0")  # no address: every interface
+            out.append(f"{host}:{value}")
     return out
 
 
 __all__ = [
-    "BROKERS_RANGE", "CONTROLLER_ID_BASE", "HOST", "KAFKA_MAIN", "KRAFT_CONTROLLERS", "LOG_FILES", "MARKER_PROPERTY",
-    "MODES", "RESERVED_SETTINGS", "SESSION_RANGE_MS", "STORAGE_TOOL", "ZOOKEEPER_MAIN", "ClusterSpec",
-    "ClusterSpecError", "NodeLayout", "cluster_id", "format_args", "jvm_argv", "layout", "listeners_of",
-    "log4j2_properties", "log4j_properties", "marker_argument", "server_properties", "zookeeper_config",
+    "BROKERS_RANGE", "CONTROLLER_ID_BASE", "HOST", "KAFKA_MAIN", "KRAFT_CONTROLLERS", "LOG_FILES",
+    "MARKER_PROPERTY", "MODES", "RESERVED_SETTINGS", "SESSION_RANGE_MS", "STORAGE_TOOL", "ZOOKEEPER_MAIN",
+    "ClusterSpec", "ClusterSpecError", "NodeLayout", "cluster_id", "format_args", "jvm_argv", "layout",
+    "listeners_of", "log4j2_properties", "log4j_properties", "marker_argument", "server_properties",
+    "zookeeper_config",
 ]

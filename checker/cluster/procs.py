@@ -1,5 +1,5 @@
-"""Processes and sockets on this machine, for the cluster: free ports, launching a JVM in its own process group,
-the listening sockets of a process, and ZooKeeper's `srvr` probe. Linux (/proc)."""
+"""Processes and sockets on this machine, for the cluster: free ports, launching a JVM in its own process
+group, the listening sockets of a process, and ZooKeeper's `srvr` probe. Linux (/proc)."""
 
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ def ephemeral_range() -> tuple[int, int]:
 
 
 def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
-    """`count` distinct ports on 127.0.0.1 that nothing listens on now, below the kernel's ephemeral range: the
-    nodes bind them seconds later, and an outgoing connection (any client on the machine) never takes a port
-    outside that range in between. Each is bound once to prove it free, all at once so they differ. Another
-    program binding one on purpose in between makes its node fail to start, naming it."""
+    """`count` distinct ports on 127.0.0.1 that nothing listens on now, below the kernel's ephemeral range:
+    the nodes bind them seconds later, and an outgoing connection (any client on the machine) never takes a
+    port outside that range in between. Each is bound once to prove it free, all at once so they differ.
+    Another program binding one on purpose in between makes its node fail to start, naming it."""
     rng = rng or random.Random()
     low, _ = ephemeral_range()
-    candidates = rng.sample(range(PORT_FLOOR, low), min(low - PORT_FLOOR, 64 * count)) if low - PORT_FLOOR >= 1000 \
-        else []
+    room = low - PORT_FLOOR
+    candidates = rng.sample(range(PORT_FLOOR, low), min(room, 64 * count)) if room >= 1000 else []
     sockets: list[socket.socket] = []
     try:
         for port in candidates:
@@ -146,4 +146,5 @@ def zookeeper_serving(port: int, timeout_s: float = 2.0) -> bool:
     return b"Zookeeper version" in data
 
 
-__all__ = ["PORT_FLOOR", "ephemeral_range", "free_ports", "kill_and_reap", "launch", "listening_sockets", "signal_group", "zookeeper_serving"]
+__all__ = ["PORT_FLOOR", "ephemeral_range", "free_ports", "kill_and_reap", "launch", "listening_sockets",
+           "signal_group", "zookeeper_serving"]

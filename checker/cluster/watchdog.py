@@ -2,11 +2,11 @@
 
     python -I -S watchdog.py DIRECTORY
 
-The driver starts it before any JVM, in a session of its own (a Ctrl-C in the terminal or a kill of the driver's
-process group does not reach it), and keeps the write end of its stdin. When that pipe closes — the driver
-closed the cluster, returned, raised, or was killed with SIGKILL — the watchdog kills every process of this
-user whose command line carries `-Dkreassign.cluster=DIRECTORY` (every JVM of the cluster is started with it,
-so one started a moment before the driver died is found too), waits until they are gone and removes
+The driver starts it before any JVM, in a session of its own (a Ctrl-C in the terminal or a kill of the
+driver's process group does not reach it), and keeps the write end of its stdin. When that pipe closes — the
+driver closed the cluster, returned, raised, or was killed with SIGKILL — the watchdog kills every process of
+this user whose command line carries `-Dkreassign.cluster=DIRECTORY` (every JVM of the cluster is started with
+it, so one started a moment before the driver died is found too), waits until they are gone and removes
 DIRECTORY. After a normal close the driver has done the same, and this finds nothing to do.
 
 Standard library only: it is run as a file, not imported through the package, so that it starts in a few

@@ -1,5 +1,5 @@
-"""What the cluster tests ask of a cluster and of the machine: conditions polled with a timeout, a topic seen by
-every broker, and the clean-up (no process carrying the cluster's marker, no directory)."""
+"""What the cluster tests ask of a cluster and of the machine: conditions polled with a timeout, a topic seen
+by every broker, and the clean-up (no process carrying the cluster's marker, no directory)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ KAFKA_39 = "3.9.2"
 
 
 def eventually(condition, what: str, timeout_s: float = 60.0):
-    """Ask `condition` until it returns something true; fail naming `what` (and the last answer) after timeout."""
+    """Ask `condition` until it returns something true; after the timeout, fail naming `what` (and the last
+    answer)."""
     deadline = time.monotonic() + timeout_s
     last = None
     while time.monotonic() < deadline:
@@ -51,10 +52,11 @@ def isr(c: Cluster, topic: str, partition: int = 0) -> list[int]:
 
 
 def topic_on_every_broker(c: Cluster, topic: str, partitions: int) -> None:
-    """Every broker, asked itself (DescribeLogDirs), holds a replica of every partition, and every ISR is full."""
+    """Every broker, asked itself (DescribeLogDirs), holds a replica of every partition; every ISR is full."""
     def seen():
         dirs = c.admin.log_dirs(list(c.brokers))
-        held = {b: sorted(r["partition"] for r in d.get("replicas", []) if r["topic"] == topic) for b, d in dirs.items()}
+        held = {b: sorted(r["partition"] for r in d.get("replicas", []) if r["topic"] == topic)
+                for b, d in dirs.items()}
         described = c.admin.describe_topics([topic])[topic]["partitions"]
         return all(held[b] == list(range(partitions)) for b in c.brokers) \
             and all(sorted(p["isr"]) == list(c.brokers) for p in described)

@@ -1,5 +1,5 @@
-"""Nothing of a cluster outlives it: not after an exception inside the `with`, not after Ctrl-C of
-`kreassign cluster start`, not after SIGKILL of the driver (the watchdog's job), not when a node cannot start."""
+"""Nothing of a cluster outlives it: not after an exception inside the `with`, not after Ctrl-C of `kreassign
+cluster start`, not after SIGKILL of the driver (the watchdog's job), not when a node cannot start."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def test_an_exception_inside_the_with_leaves_nothing():
 def _start_cli(*flags: str) -> tuple[subprocess.Popen, dict]:
     """`kreassign cluster start --json` in its own process; its JSON line once the cluster is up."""
     proc = subprocess.Popen([sys.executable, "-m", "kreassign", "cluster", "start", "--json", *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
     line = proc.stdout.readline()
     if not line:
         proc.kill()
@@ -41,8 +42,9 @@ def _start_cli(*flags: str) -> tuple[subprocess.Popen, dict]:
 def test_ctrl_c_stops_the_cli_cluster_with_exit_0_and_leaves_nothing():
     proc, info = _start_cli("--kafka-version", NEWEST)
     try:
-        assert info["kafka_version"] == NEWEST and info["mode"] == "kraft" and info["active_controller"] == 3000
-        assert info["bootstrap"] == ",".join(f"127.0.0.1:{n['port']}" for n in info["nodes"] if n["role"] == "broker")
+        assert (info["kafka_version"], info["mode"], info["active_controller"]) == (NEWEST, "kraft", 3000)
+        brokers = [n for n in info["nodes"] if n["role"] == "broker"]
+        assert info["bootstrap"] == ",".join(f"127.0.0.1:{n['port']}" for n in brokers)
         assert [n["name"] for n in info["nodes"]] == ["controller-3000", "broker-1", "broker-2", "broker-3"]
         pids = [n["pid"] for n in info["nodes"]]
         assert all(alive(p) for p in pids)
@@ -72,5 +74,6 @@ def test_a_cluster_that_cannot_start_is_exit_3_naming_the_node_with_its_log():
     err = proc.stderr
     assert "exited (code 1) while waiting for every broker registered and unfenced" in err
     assert "num.io.threads" in err and "--- last lines of broker-" in err and "Traceback" not in err
-    directory = next(line.split(" in ", 1)[1] for line in err.splitlines() if line.startswith("cluster: starting"))
+    directory = next(line.split(" in ", 1)[1] for line in err.splitlines()
+                     if line.startswith("cluster: starting"))
     assert_cleaned(Path(directory), [])

@@ -28,9 +28,11 @@ def test_every_broker_is_registered_and_the_controller_leads(kraft):
     assert kraft.admin.broker_ids() == [1, 2, 3]
     assert kraft.active_controller() == 3000
     quorum = kraft.admin.quorum()
-    assert [v["id"] for v in quorum["voters"]] == [3000] and sorted(o["id"] for o in quorum["observers"]) == [1, 2, 3]
+    assert [v["id"] for v in quorum["voters"]] == [3000]
+    assert sorted(o["id"] for o in quorum["observers"]) == [1, 2, 3]
     features = kraft.admin.features()
-    assert features["metadata.version"] > 0 and features["eligible.leader.replicas.version"] == 1  # 4.4's default
+    assert features["metadata.version"] > 0
+    assert features["eligible.leader.replicas.version"] == 1  # a new cluster's default since 4.1
     assert kraft.admin.describe_cluster()["cluster_id"] == kraft.cluster_id
     assert "Kafka Server started" in kraft.logs(1) and "Kafka Server started" in kraft.logs(3000)
 
@@ -71,7 +73,8 @@ def test_a_killed_broker_is_fenced_and_a_restarted_one_rejoins_the_isr(kraft):
 def test_a_paused_broker_is_stopped_and_resumes(kraft):
     kraft.pause(2)
     try:
-        assert state_of(kraft.pid(2)) == "T" and [n.state for n in kraft.nodes if n.name == "broker-2"] == ["paused"]
+        assert state_of(kraft.pid(2)) == "T"
+        assert [n.state for n in kraft.nodes if n.name == "broker-2"] == ["paused"]
     finally:
         kraft.resume(2)
     kraft.wait_until_ready(60)

@@ -1,5 +1,5 @@
-"""A ZooKeeper-mode cluster of Kafka 3.9.2: a real ZooKeeper server and three brokers, one of them the controller
-(the controller the model's zk profile describes)."""
+"""A ZooKeeper-mode cluster of Kafka 3.9.2: a real ZooKeeper server and three brokers, one of them the
+controller (the controller the model's zk profile describes)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Real clusters without a JVM (issue 24, docs/cluster.md): the ClusterSpec's checks, the files and command lines
-its nodes get (every listener on 127.0.0.1, distinct free ports, nothing else opened), the broker artifact set
-handed to Maven, the CLI's bad flags, and the watchdog that cleans up after a killed driver."""
+"""Real clusters without a JVM (issue 24, docs/cluster.md): the ClusterSpec's checks, the files and command
+lines its nodes get (every listener on 127.0.0.1, distinct free ports, nothing else opened), the broker
+artifact set handed to Maven, the CLI's bad flags, and the watchdog that cleans up after a killed driver."""
 
 from __future__ import annotations
 
@@ -92,7 +92,8 @@ def test_cluster_ids_are_kafka_uuids():
 
 
 @pytest.mark.parametrize("spec", [ClusterSpec(), ClusterSpec(controllers=3, brokers=6),
-                                  ClusterSpec(version="3.9.2"), ClusterSpec(version="3.9.2", mode="zk", brokers=4)],
+                                  ClusterSpec(version="3.9.2"),
+                                  ClusterSpec(version="3.9.2", mode="zk", brokers=4)],
                          ids=["kraft-1-3", "kraft-3-6", "kraft-3.9", "zk-4"])
 def test_every_listener_of_every_node_is_on_127_0_0_1_and_each_node_has_its_own_port(spec):
     nodes = _nodes(spec)
@@ -100,7 +101,8 @@ def test_every_listener_of_every_node_is_on_127_0_0_1_and_each_node_has_its_own_
         [f"controller-{c}" for c in spec.controller_ids] + [f"broker-{b}" for b in spec.broker_ids]
     assert len({n.port for n in nodes}) == len(nodes)
     for node in nodes:
-        text = C.zookeeper_config(node) if node.role == "zookeeper" else C.server_properties(spec, node, nodes)
+        text = C.zookeeper_config(node) if node.role == "zookeeper" \
+            else C.server_properties(spec, node, nodes)
         addresses = C.listeners_of(text)
         assert addresses and all(a.startswith("127.0.0.1:") for a in addresses), (node.name, addresses)
         assert f"127.0.0.1:{node.port}" in addresses
@@ -131,7 +133,8 @@ def test_the_layout_needs_one_distinct_port_per_node():
 
 
 def test_a_jvm_of_the_cluster_is_small_marked_and_opens_no_jmx_port():
-    argv = C.jvm_argv("java", ClusterSpec(heap_mb=200), Path("/lib"), ROOT, ROOT / "b/logs", C.KAFKA_MAIN, ["p"])
+    argv = C.jvm_argv("java", ClusterSpec(heap_mb=200), Path("/lib"), ROOT, ROOT / "b/logs", C.KAFKA_MAIN,
+                      ["p"])
     assert argv[0] == "java" and argv[-3:] == ["/lib/*", C.KAFKA_MAIN, "p"] and argv[-4] == "-cp"
     assert "-Xmx200m" in argv and "-XX:+UseSerialGC" in argv and "-XX:-UsePerfData" in argv
     assert C.marker_argument(ROOT) in argv and f"-Djava.io.tmpdir={ROOT / 'tmp'}" in argv
@@ -151,7 +154,7 @@ def test_both_log_configurations_write_the_distributions_three_files():
 def test_free_ports_are_distinct_free_on_127_0_0_1_and_never_ephemeral():
     ports = procs.free_ports(6)
     assert len(set(ports)) == 6
-    low, high = procs.ephemeral_range()
+    low, _ = procs.ephemeral_range()
     if low - procs.PORT_FLOOR >= 1000:  # an outgoing connection cannot take them before the node binds them
         assert all(procs.PORT_FLOOR <= p < low for p in ports)
     for port in ports:
@@ -171,8 +174,8 @@ def test_listening_sockets_names_the_address_and_port_a_process_listens_on():
 
 def _marked_sleeper(directory: Path) -> subprocess.Popen:
     """A process carrying the cluster's marker, as every JVM of a cluster does."""
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", C.marker_argument(directory)],
-                            process_group=0)
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",
+                             C.marker_argument(directory)], process_group=0)
 
 
 def _gone(pid: int) -> bool:
@@ -213,8 +216,8 @@ import subprocess, sys, time
 directory, watchdog_file = sys.argv[1], sys.argv[2]
 w = subprocess.Popen([sys.executable, "-I", "-S", watchdog_file, directory], stdin=subprocess.PIPE,
                      start_new_session=True)
-s = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "-Dkreassign.cluster=" + directory],
-                     process_group=0)
+s = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",
+                      "-Dkreassign.cluster=" + directory], process_group=0)
 print(w.pid, s.pid, flush=True)
 time.sleep(120)
 """
@@ -242,8 +245,10 @@ def test_a_driver_killed_with_sigkill_leaves_no_process_and_no_directory(tmp_pat
 
 def test_the_broker_pom_lists_kafka_core_and_no_repository():
     text = releases.pom("3.9.2", kind="broker")
-    assert "<groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>3.9.2</version>" in text
-    assert "repositor" not in text.lower() and "http" not in text.replace("http://maven.apache.org/POM/4.0.0", "")
+    assert ("<groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>3.9.2</version>"
+            in text)
+    assert "repositor" not in text.lower()
+    assert "http" not in text.replace("http://maven.apache.org/POM/4.0.0", "")
     assert releases.release_dir("4.4.0", "broker").parent.name == "kafka-broker"
     assert releases.fetch_command("4.4.0", "broker") == "kreassign cluster fetch 4.4.0"
 
@@ -265,7 +270,8 @@ def _fake_mvn(tmp_path, script: str) -> Path:
     return bin_dir
 
 
-def test_cluster_fetch_resolves_kafka_then_its_log_binding_beside_the_controller_jars(monkeypatch, tmp_path, capsys):
+def test_cluster_fetch_resolves_kafka_then_its_log_binding_beside_the_controller_jars(monkeypatch, tmp_path,
+                                                                                      capsys):
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     calls = tmp_path / "calls"
@@ -273,8 +279,9 @@ def test_cluster_fetch_resolves_kafka_then_its_log_binding_beside_the_controller
     script = ('f=""; for a in "$@"; do case $a in -DoutputDirectory=*) d=${a#*=};; esac; done\n'
               'for a in "$@"; do case $a in *.xml) f=$a;; esac; done\n'
               'echo "$f" >> ' + str(calls) + '\n/bin/mkdir -p "$d"\n'
-              'if /bin/grep -q kafka_2.13 "$f"; then : > "$d/kafka_2.13-4.4.0.jar"; : > "$d/log4j-core-2.25.5.jar"; '
-              ': > "$d/slf4j-api-1.7.36.jar"; else /bin/grep -q "log4j-slf4j-impl</artifactId><version>2.25.5" "$f" && '
+              'if /bin/grep -q kafka_2.13 "$f"; then : > "$d/kafka_2.13-4.4.0.jar"; '
+              ': > "$d/log4j-core-2.25.5.jar"; : > "$d/slf4j-api-1.7.36.jar"; '
+              'else /bin/grep -q "log4j-slf4j-impl</artifactId><version>2.25.5" "$f" && '
               ': > "$d/log4j-slf4j-impl-2.25.5.jar"; fi\n')
     monkeypatch.setenv("PATH", str(_fake_mvn(tmp_path, script)))
     assert cli.main(["cluster", "fetch", "4.4.0", "--json"]) == 0
@@ -294,7 +301,8 @@ def test_cluster_fetch_without_maven_is_exit_3_naming_the_command(monkeypatch, t
     monkeypatch.setenv("PATH", str(tmp_path))
     assert cli.main(["cluster", "fetch", "3.9.2"]) == 3
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "Maven (mvn) was not found" in err[0] and "run: kreassign cluster fetch 3.9.2" in err[0]
+    assert len(err) == 1 and "Maven (mvn) was not found" in err[0]
+    assert "run: kreassign cluster fetch 3.9.2" in err[0]
 
 
 # -- the command line ---------------------------------------------------------------------------------------
@@ -309,7 +317,8 @@ def test_cluster_fetch_without_maven_is_exit_3_naming_the_command(monkeypatch, t
     (["--elr", "maybe"], "--elr: on or off"),
     (["--kafka-version", "3.9.2", "--elr", "on"], "--elr: Kafka 3.9.2"),
     (["--metadata-version", "1.0"], "--metadata-version: Kafka 4.4.0 formats"),
-    (["--broker-config", "listeners=PLAINTEXT://0.0.0.0:9092"], "--broker-config: listeners is set by the cluster"),
+    (["--broker-config", "listeners=PLAINTEXT://0.0.0.0:9092"],
+     "--broker-config: listeners is set by the cluster"),
     (["--broker-config", "novalue"], "--broker-config: expected KEY=VALUE"),
     (["--start-timeout", "-1"], "--start-timeout: seconds in (0, 3600]"),
     (["--session-timeout-ms", "1"], "--session-timeout-ms: an integer from 2000"),
@@ -350,7 +359,8 @@ def test_the_admin_client_speaks_json_lines_and_replaces_a_helper_that_died_or_h
     admin.REPLY_MARGIN_S = 0.5
     admin.start()
     try:
-        assert admin.call("describe_cluster", 2, x=1) == {"op": "describe_cluster", "timeout_ms": 2000, "x": 1}
+        assert admin.call("describe_cluster", 2, x=1) == \
+            {"op": "describe_cluster", "timeout_ms": 2000, "x": 1}
         with pytest.raises(AdminRequestError) as e:
             admin.call("refuse")
         assert e.value.error_class == "TopicExistsException" and "already exists" in str(e.value)

@@ -42,7 +42,8 @@ NEWEST = kafka_releases.NEWEST
 DEFAULT_RELEASE = NEWEST
 #: what the controller classes need at run time; Maven adds their dependencies (jackson, zstd, ...)
 CONTROLLER_ARTIFACTS = ("kafka-metadata", "kafka-server-common", "kafka-raft", "kafka-clients")
-#: what a broker (`kafka.Kafka`), the storage tool and, for 3.9, ZooKeeper need: the core artifact (Maven adds the rest)
+#: what a broker (`kafka.Kafka`), the storage tool and, for 3.9, ZooKeeper need: the core artifact (Maven adds
+#: the rest)
 BROKER_ARTIFACTS = ("kafka_2.13",)
 #: the artifact sets: the controller's (the adapter's classpath) and a whole broker's (real clusters)
 KINDS = ("controller", "broker")
@@ -64,7 +65,7 @@ def cache_root() -> Path:
 
 
 def release_dir(version: str, kind: str = "controller") -> Path:
-    """<cache>/kafka/V for the controller's jars, <cache>/kafka-broker/V for a broker's (each replaced whole)."""
+    """<cache>/kafka/V for the controller's jars, <cache>/kafka-broker/V for a broker's (each whole)."""
     return cache_root() / ("kafka" if _kind(kind) == "controller" else "kafka-broker") / version
 
 
@@ -119,20 +120,20 @@ def find_maven() -> str | None:
 
 
 def fetch_command(version: str, kind: str = "controller") -> str:
-    return f"kreassign kafka fetch {version}" if _kind(kind) == "controller" else f"kreassign cluster fetch {version}"
+    return f"kreassign {'kafka' if _kind(kind) == 'controller' else 'cluster'} fetch {version}"
 
 
 def pom(version: str, kind: str = "controller") -> str:
-    """The POM Maven resolves: the artifact set's artifacts at `version`, nothing else (Maven's own repositories)."""
+    """The POM Maven resolves: the set's artifacts at `version`, nothing else (Maven's own repositories)."""
     artifacts = CONTROLLER_ARTIFACTS if _kind(kind) == "controller" else BROKER_ARTIFACTS
     return pom_for([(GROUP, a, version) for a in artifacts], f"kafka-{kind}", version)
 
 
 def pom_for(coordinates: list[tuple[str, str, str]], name: str, version: str) -> str:
-    """A POM that only lists `coordinates` (group, artifact, version) as dependencies: no repository, no plugin."""
+    """A POM listing only `coordinates` (group, artifact, version) as dependencies: no repository, no plugin."""
     deps = "\n".join(
-        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
-        for g, a, v in coordinates)
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
+        "</dependency>" for g, a, v in coordinates)
     return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
             "  <modelVersion>4.0.0</modelVersion>\n"
             f"  <groupId>kreassign.local</groupId><artifactId>{name}</artifactId>"
@@ -141,9 +142,10 @@ def pom_for(coordinates: list[tuple[str, str, str]], name: str, version: str) ->
 
 
 def log_binding(jars: list[str]) -> tuple[str, str, str] | None:
-    """The SLF4J binding a broker's classpath lacks (Kafka's POMs leave it to the distribution, and without one
-    a broker logs nothing): what the distribution ships, at the version of the logging library Maven resolved —
-    log4j 2's `log4j-slf4j-impl` from 4.0 (KIP-653), reload4j's `slf4j-reload4j` before. None if one is there."""
+    """The SLF4J binding a broker's classpath lacks (Kafka's POMs leave it to the distribution, and without
+    one a broker logs nothing): what the distribution ships, at the version of the logging library Maven
+    resolved — log4j 2's `log4j-slf4j-impl` from 4.0 (KIP-653), reload4j's `slf4j-reload4j` before. None if
+    one is there."""
     if any(j.startswith(("log4j-slf4j-impl-", "slf4j-reload4j-", "slf4j-log4j12-")) for j in jars):
         return None
     for j in jars:
@@ -157,7 +159,7 @@ def log_binding(jars: list[str]) -> tuple[str, str, str] | None:
 
 def fetch(version: str, *, force: bool = False, log: Callable[[str], None] | None = None,
           kind: str = "controller") -> CachedRelease:
-    """Resolve `version`'s artifact set `kind` with Maven into the cache (a no-op if it is there, unless `force`)."""
+    """Resolve `version`'s artifact set `kind` with Maven into the cache (a no-op if cached, unless `force`)."""
     version = parse_version(version, flag="kafka fetch" if _kind(kind) == "controller" else "cluster fetch")
     have = cached(version, kind)
     if have is not None and not force:
@@ -166,8 +168,8 @@ def fetch(version: str, *, force: bool = False, log: Callable[[str], None] | Non
     command = fetch_command(version, kind)
     mvn = find_maven()
     if mvn is None:
-        raise MavenError(f"{what} is not in the cache ({release_dir(version, kind)}) and Maven (mvn) was not found: "
-                         f"install Maven (e.g. apt-get install maven), then run: {command}")
+        raise MavenError(f"{what} is not in the cache ({release_dir(version, kind)}) and Maven (mvn) was not "
+                         f"found: install Maven (e.g. apt-get install maven), then run: {command}")
     target = release_dir(version, kind)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -188,8 +190,8 @@ def fetch(version: str, *, force: bool = False, log: Callable[[str], None] | Non
                              f"check the version and the network, then run: {command}")
         info = {"version": version, "jars": jars, "maven": mvn, "artifacts": list(artifacts)}
         if kind == "broker" and (binding := log_binding(jars)) is not None:
-            proc = _copy_dependencies(mvn, work / "log-binding.xml", pom_for([binding], "kafka-log-binding", version),
-                                      lib, what, command)
+            binding_pom = pom_for([binding], "kafka-log-binding", version)
+            proc = _copy_dependencies(mvn, work / "log-binding.xml", binding_pom, lib, what, command)
             if proc.returncode != 0:
                 raise MavenError(f"Maven could not resolve {':'.join(binding)} for {what} "
                                  f"({_maven_reason(proc.stdout + proc.stderr)}); run: {command}")
@@ -250,9 +252,9 @@ __all__ = [
     "BROKER_ARTIFACTS",
     "CONTROLLER_ARTIFACTS",
     "DEFAULT_RELEASE",
+    "KINDS",
     "NEWEST",
     "RELEASES",
-    "KINDS",
     "CachedRelease",
     "MavenError",
     "cache_root",
