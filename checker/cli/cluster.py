@@ -132,15 +132,15 @@ def run_start(args: argparse.Namespace) -> int:
         signal.signal(sig, terminate)
     cluster = start_cluster(spec, log=_stderr)  # Ctrl-C here: cleaned up, then exit 130
     with cluster:
-        info = {"kafka_version": spec.version, "mode": spec.mode, "cluster_id": cluster.cluster_id,
-                "bootstrap": cluster.bootstrap, "active_controller": cluster.active_controller(),
-                "directory": str(cluster.directory), "started_in_s": round(cluster.started_in_s or 0, 1),
-                "nodes": [n.to_json() for n in cluster.nodes]}
-        if args.json:
-            print(json.dumps(info), flush=True)
-        else:
-            _print_cluster(info)
-        try:
+        try:  # from here on Ctrl-C is the way to stop the cluster: exit 0
+            info = {"kafka_version": spec.version, "mode": spec.mode, "cluster_id": cluster.cluster_id,
+                    "bootstrap": cluster.bootstrap, "active_controller": cluster.active_controller(),
+                    "directory": str(cluster.directory), "started_in_s": round(cluster.started_in_s or 0, 1),
+                    "nodes": [n.to_json() for n in cluster.nodes]}
+            if args.json:
+                print(json.dumps(info), flush=True)
+            else:
+                _print_cluster(info)
             _watch(cluster)
         except KeyboardInterrupt:
             _stderr("cluster: stopping (Ctrl-C)")

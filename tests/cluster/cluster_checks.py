@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from kreassign.checker.cluster import Cluster
+from kreassign.checker.cluster import AdminRequestError, Cluster
 from kreassign.checker.cluster.watchdog import cluster_processes
 from kreassign.spec import kafka_releases
 
@@ -18,12 +18,20 @@ def eventually(condition, what: str, timeout_s: float = 60.0):
     """Ask `condition` until it returns something true; after the timeout, fail naming `what` (and the last
     answer)."""
     deadline = time.monotonic() + timeout_s
-    last = None
+    last, error = None, None
     while time.monotonic() < deadline:
-        last = condition()
+        try:
+            last = condition()
+        except AdminRequestError as e:  # e.g. a topic not yet in the metadata of the broker asked
+            last = None
+            error = e
+        else:
+            error = None
         if last:
             return last
         time.sleep(0.2)
+    if error is not None:
+        raise AssertionError(f"{what} did not happen within {timeout_s:.0f} s: {error}")
     raise AssertionError(f"{what} did not happen within {timeout_s:.0f} s (last: {last!r})")
 
 
