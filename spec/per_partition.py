@@ -19,7 +19,7 @@ not match, in the derived predicate and in the kernels alike, so neither asks it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container
 from types import CodeType
 from typing import Any, NamedTuple
 
@@ -96,12 +96,6 @@ def _derived(fn: Any, at: Callable[..., bool], masks: Any, scope: EdgeScope | No
 # -- states ------------------------------------------------------------------------------------------
 
 
-def pairs(ms: Any) -> Iterator[tuple[Partition, Any]]:
-    """(partition, its ghost) of a ModelState, in ClusterState.partitions() order."""
-    for (_, _, p), g in zip(ms.cluster.partitions(), ms.ghosts):
-        yield p, g
-
-
 def every_partition(at: Callable[[Partition, Any], bool], masks: Any = None) -> Callable[[Any], bool]:
     """The state property that holds when `at(partition, ghost)` holds for every partition."""
 
@@ -152,47 +146,65 @@ def request_code(action: Any, response: Any) -> int:
         return NONE
 
 
-def partition_edges(prev: Any, label: Any, nxt: Any, scope: EdgeScope = EVERY_EDGE) -> list[PartitionEdge]:
+def partition_edges(prev: Any, label: Any, nxt: Any, scope: EdgeScope = EVERY_EDGE) -> tuple[PartitionEdge, ...]:
     """The partitions' parts of the edge (prev, label, nxt) that `scope` speaks about, in partition order.
 
     The successor's replicas, ISR and leader are read from the un-renamed successor (`Transition.after`;
     the renaming changes epochs only), whose epochs are in the frame the step was applied in, so an
     epoch step is Kafka's; without it (a bare action) from `nxt`.
     """
+    if scope.kinds is not None and type(getattr(label, "action", label)).__name__ not in scope.kinds:
+        return ()
+    if scope.ended:
+        if not getattr(label, "endings", ()):  # most edges end nothing (asked on every edge)
+            return ()
+        return tuple(e for e in _edges(prev, label, nxt) if e.ending is not None)
+    return _edges(prev, label, nxt)
+
+
+#: the last edge's parts, (prev, label, nxt, parts): every transition property of an edge asks in turn
+_LAST: tuple = (None, None, None, ())
+_new = tuple.__new__  # a PartitionEdge without NamedTuple's Python-level __new__ (one per partition and edge)
+
+
+def _edges(prev: Any, label: Any, nxt: Any) -> tuple[PartitionEdge, ...]:
+    """Every partition's part of the edge (prev, label, nxt), made once per edge."""
     # twin: checker/packed/kraft_kernel.py KraftKernel.compute
     # twin: checker/packed/kraft_vector.py EdgeView
+    global _LAST
+    last = _LAST  # (one read: another thread's edge replaces it whole)
+    if last[1] is label and last[0] is prev and last[2] is nxt:
+        return last[3]
     action = getattr(label, "action", label)
     kind = type(action).__name__
-    if scope.kinds is not None and kind not in scope.kinds:
-        return []
     endings = getattr(label, "endings", ())
-    if scope.ended and not endings:  # most edges end nothing (asked on every edge)
-        return []
     after = getattr(label, "after", None) or nxt.cluster
-    before = [p for _, _, p in prev.cluster.partitions()]
-    later = [q for _, _, q in after.partitions()]
-    ended = {e.index: e for e in endings}
+    before = [p for t in prev.cluster.topics for p in t.partitions]  # ClusterState.partitions() order
+    later = [q for t in after.topics for q in t.partitions]
+    ended = {e.index: e for e in endings} if endings else {}
     code = request_code(action, getattr(label, "response", None))
     active = _Active(nxt.cluster)
-    indexes = sorted(ended) if scope.ended else range(min(len(before), len(later)))
-    out = []
-    for k in indexes:
-        p, q = before[k], later[k]
-        out.append(PartitionEdge(p, q.replicas, q.isr, q.leader, q.leader_epoch - p.leader_epoch,
-                                 q.partition_epoch - p.partition_epoch, kind, code, q is not p and q != p,
-                                 ended.get(k), active))
-    return out
+    parts = tuple(_new(PartitionEdge, (p, q.replicas, q.isr, q.leader, q.leader_epoch - p.leader_epoch,
+                                       q.partition_epoch - p.partition_epoch, kind, code, q is not p and q != p,
+                                       ended.get(k), active))
+                  for k, (p, q) in enumerate(zip(before, later)))
+    _LAST = (prev, label, nxt, parts)
+    return parts
 
 
 def every_edge(at: Callable[[PartitionEdge], bool], scope: EdgeScope = EVERY_EDGE, masks: Any = None,
                clause: Callable[[Any, Any, Any], bool] | None = None) -> Callable[[Any, Any, Any], bool]:
     """The transition property that holds when `at(edge)` holds for every partition's part of the edge in
-    `scope`, and `clause(prev, label, nxt)` (what a partition's view cannot see) holds too."""
+    `scope` (partition_edges, written out: asked on every edge), and `clause(prev, label, nxt)` (what a
+    partition's view cannot see) holds too."""
+    kinds, ended = scope.kinds, scope.ended
 
     def holds(prev: Any, label: Any, nxt: Any) -> bool:
-        for e in partition_edges(prev, label, nxt, scope):
-            if not at(e):
-                return False
+        if ((kinds is None or type(getattr(label, "action", label)).__name__ in kinds)
+                and (not ended or getattr(label, "endings", ()))):
+            for e in _edges(prev, label, nxt):
+                if not (ended and e.ending is None or at(e)):
+                    return False
         return clause is None or clause(prev, label, nxt)
 
     return _derived(holds, at, masks, scope, clause)
@@ -201,17 +213,20 @@ def every_edge(at: Callable[[PartitionEdge], bool], scope: EdgeScope = EVERY_EDG
 def any_edge(at: Callable[[PartitionEdge], bool], scope: EdgeScope = EVERY_EDGE,
              masks: Any = None) -> Callable[[Any, Any, Any], bool]:
     """The transition signature that matches when `at(edge)` matches some partition's part of the edge in
-    `scope`."""
+    `scope` (partition_edges, written out)."""
+    kinds, ended = scope.kinds, scope.ended
 
     def matches(prev: Any, label: Any, nxt: Any) -> bool:
-        for e in partition_edges(prev, label, nxt, scope):
-            if at(e):
-                return True
+        if ((kinds is None or type(getattr(label, "action", label)).__name__ in kinds)
+                and (not ended or getattr(label, "endings", ()))):
+            for e in _edges(prev, label, nxt):
+                if not (ended and e.ending is None) and at(e):
+                    return True
         return False
 
     return _derived(matches, at, masks, scope)
 
 
 __all__ = ["ENDINGS", "EVERY_EDGE", "EdgeScope", "PartitionEdge", "PartitionForm", "any_edge",
-           "any_partition", "every_edge", "every_partition", "pairs", "partition_edges", "partition_form",
+           "any_partition", "every_edge", "every_partition", "partition_edges", "partition_form",
            "request_code"]

@@ -99,22 +99,6 @@ class KraftKernel:
         space = model.space
         self.admin = admin_requests(space)  # the reference's own enumeration of the admin's requests
         ids = [b.id for b in packed.envs[0]]
-
-        def entry(a: Any, rule: Any) -> tuple:
-            """(action, its code (interned up front: answers carry it), its rule, 1 for a Reassign / 2 for a
-            Cancel / 0, its kind's name)"""
-            request = 1 if type(a) is A.Reassign else 2 if type(a) is A.Cancel else 0
-            return a, packed.intern_action(a), rule, request, type(a).__name__
-
-        self.failover = entry(A.ControllerFailover(), self._failover)
-        self.expand = {b: entry(A.LeaderExpandIsr(self.topic_name, 0, b), self._expand) for b in ids}
-        self.shrink = {b: entry(A.LeaderShrinkIsr(self.topic_name, 0, b), self._shrink) for b in ids}
-        self.fail = {b: entry(A.BrokerFail(b), self._fail) for b in ids}
-        self.recover = {b: entry(A.BrokerRecover(b), self._recover) for b in ids}
-        self.n_admin = len(self.admin)
-        self.reassigns = [(k, entry(a, self._reassign)) for k, a in enumerate(self.admin) if type(a) is A.Reassign]
-        self.cancels = [(k, entry(a, self._cancel)) for k, a in enumerate(self.admin) if type(a) is A.Cancel]
-        # (kernel_refusal saw the admin's requests are Reassigns, then Cancels: ranks are their positions)
         # the properties and signatures as spec/ defines them on one partition, with the bits packed.compute
         # gives them: (form, mask, is a signature) — a signature's bit says it does *not* match
         self.state_checks = ([(partition_form(pred), mask, False) for pred, mask in packed.always_checks]
@@ -129,7 +113,26 @@ class KraftKernel:
         self.edge_bits = 0  # outside a predicate's scope: the property holds, the signature does not match
         for _, mask, _ in self.edge_checks:
             self.edge_bits |= mask
-        self._asked: tuple[dict, dict] = ({}, {})  # [ended?][kind] -> the edge checks in scope (`asked`)
+        self._asked: tuple[dict, dict] = ({}, {})  # [ended?][kind] -> `asked`'s answer
+
+        def entry(a: Any, rule: Any) -> tuple:
+            """(action, its code (interned up front: answers carry it), its rule, 1 for a Reassign / 2 for a
+            Cancel / 0, its kind's name, the edge checks in scope on its edges: (ending nothing, ending a
+            reassignment))"""
+            request = 1 if type(a) is A.Reassign else 2 if type(a) is A.Cancel else 0
+            name = type(a).__name__
+            in_scope = (self.asked(name, False), self.asked(name, True))
+            return a, packed.intern_action(a), rule, request, name, in_scope
+
+        self.failover = entry(A.ControllerFailover(), self._failover)
+        self.expand = {b: entry(A.LeaderExpandIsr(self.topic_name, 0, b), self._expand) for b in ids}
+        self.shrink = {b: entry(A.LeaderShrinkIsr(self.topic_name, 0, b), self._shrink) for b in ids}
+        self.fail = {b: entry(A.BrokerFail(b), self._fail) for b in ids}
+        self.recover = {b: entry(A.BrokerRecover(b), self._recover) for b in ids}
+        self.n_admin = len(self.admin)
+        self.reassigns = [(k, entry(a, self._reassign)) for k, a in enumerate(self.admin) if type(a) is A.Reassign]
+        self.cancels = [(k, entry(a, self._cancel)) for k, a in enumerate(self.admin) if type(a) is A.Cancel]
+        # (kernel_refusal saw the admin's requests are Reassigns, then Cancels: ranks are their positions)
         self.check_every = CHECK_EVERY
         self._views: dict[int, _Brokers] = {}
         self._moved: dict[tuple[int, int, bool], tuple[Any, _Brokers]] = {}  # (env, broker, active) -> after
@@ -144,12 +147,14 @@ class KraftKernel:
             return None
         return cls(packed)
 
-    def asked(self, kind: str, ended: bool) -> list[tuple]:
-        """The edge checks whose scope covers a step of `kind` (ending a reassignment or not)."""
+    def asked(self, kind: str, ended: bool) -> tuple[list, list]:
+        """The edge checks whose scope covers a step of `kind` (ending a reassignment or not): (the properties',
+        the signatures') definitions with their bits."""
         found = self._asked[ended].get(kind)
         if found is None:
-            found = self._asked[ended][kind] = [(form.at, mask, sig) for form, mask, sig in self.edge_checks
-                                                if form.scope.covers(kind, ended)]
+            checks = [(form.at, mask, sig) for form, mask, sig in self.edge_checks if form.scope.covers(kind, ended)]
+            found = self._asked[ended][kind] = ([(at, mask) for at, mask, sig in checks if not sig],
+                                                [(at, mask) for at, mask, sig in checks if sig])
         return found
 
     # -- brokers ---------------------------------------------------------------------------------------
@@ -271,10 +276,10 @@ class KraftKernel:
         view = self._view(env)
         out = []
         locals_ = self._locals
-        asked_for, scoped, all_bits, new_edge = self.asked, self._asked, self.edge_bits, _new_edge
+        all_bits, new_edge = self.edge_bits, _new_edge
         kept = (p.replicas, p.isr, p.leader, p.adding, p.removing, p.elr, p.last_known_elr)
         original = g.original
-        for rank, (a, code_id, rule, request, name) in self.enabled(group, p, view):
+        for rank, (a, code_id, rule, request, name, in_scope) in self.enabled(group, p, view):
             rec, code, env_after, view_after = rule(a, view, env, p)
             if rec:
                 get = rec.get
@@ -301,14 +306,16 @@ class KraftKernel:
             # the properties and signatures on this partition's part of the edge, where their scope covers it
             # twin of spec/per_partition.py partition_edges (epochs renamed to 0: a record's bumps the steps)
             ok = all_bits
-            asked = scoped[ending is not None].get(name)
-            if asked is None:
-                asked = asked_for(name, ending is not None)
-            if asked:
-                e = new_edge(PartitionEdge, (p, q[0], q[1], q[2], 1 if bumped else 0, 0 if rec is None else 1,
-                                             name, code, rec is not None, ending, view_after.active))
-                for at, mask, sig in asked:
-                    if (not at(e)) != sig:  # a property that fails, a signature that matches
+            props, sigs = in_scope[ending is not None]
+            if props or sigs:
+                changed = rec is not None  # (bools for the epoch steps: True is 1)
+                e = new_edge(PartitionEdge, (p, q[0], q[1], q[2], bumped, changed, name, code, changed, ending,
+                                             view_after.active))
+                for at, mask in props:
+                    if not at(e):  # a property that fails
+                        ok &= ~mask
+                for at, mask in sigs:
+                    if at(e):  # a signature that matches
                         ok &= ~mask
             if rec is None and g2 is g:
                 new: Any = local
