@@ -9,9 +9,10 @@ the scalar kernel for the vector one). The packed encoding's own limits (partiti
 `packable`, PARTITION_LOCAL, UNSPLIT_BOUNDS in reassignment.py) come first: a model beyond them
 never reaches a kernel.
 
-The properties and finding signatures are not restated: the kernels evaluate their per-partition
-definitions (spec/per_partition.py), the vector kernel their array forms. Some KRaft rules are
-(`RESTATED`): each original in reference/ (or checker/models/reassign.py) carries a `# twin:`
+The properties and finding signatures are not restated: the scalar kernel evaluates their
+per-partition definitions (spec/per_partition.py), the vector kernel the array forms written next
+to them. Some KRaft rules are (`RESTATED`): each original in reference/ (or checker/models/reassign.py,
+spec/per_partition.py) carries a `# twin:`
 comment naming its twins, each twin a `# twin of` comment naming its original, and a run-time
 mismatch (`mismatch_message`) names the ones that could have drifted.
 """
