@@ -19,9 +19,9 @@ reference being partition-local:
 - an action that names none (broker failure / recovery, controller failover) changes
   the brokers the same way whatever the partitions are, and each partition as it would
   in a cluster holding that partition alone;
-- every property is a conjunction over partitions (spec/reassign_properties.py writes
-  them with `_parts`), so a state (edge) satisfies it iff each partition does, and every
-  finding signature (spec/findings.py) a disjunction over partitions.
+- every property is a conjunction over partitions (spec/per_partition.py derives each from
+  its one-partition definition), so a state (edge) satisfies it iff each partition does, and
+  every finding signature (spec/findings.py) a disjunction over partitions.
 
 tests/unit/test_fast_packed.py checks all of it the way the architecture asks: on every
 state of small configurations (one and two partitions) the packed model has the same
@@ -39,15 +39,15 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.explore.liveness import classify_stuck as classify_stuck_states
 from kreassign.checker.explore.liveness import environment_edge
 from kreassign.checker.explore.protocol import checked_properties
+from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
 from kreassign.checker.packed.bfs import PackedResult, explore_packed
-from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.packed.kernel_scope import mismatch_message
 from kreassign.checker.packed.kraft_kernel import KernelMismatch, KraftKernel, same_answers
 from kreassign.checker.packed.kraft_vector import VECTOR_GROUPS, VectorKernel
-from kreassign.checker.models.reassign import ReassignmentModel, budget_slot
 from kreassign.reference import profile as reference_profile
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 from kreassign.spec.reassign_properties import PROPERTIES, ModelState
