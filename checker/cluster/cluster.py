@@ -249,18 +249,18 @@ class Cluster:
             time.sleep(POLL_S)
 
     def _brokers_missing(self) -> str | None:
-        """None once every running broker is registered, unfenced and answers a request sent to it itself."""
-        expected = sorted(n.layout.node_id for n in self._nodes.values()
-                          if n.layout.role == "broker" and n.state == "running")  # not a paused one
-        seen = self.admin.broker_ids(timeout_s=5)
-        absent = [b for b in expected if b not in seen]
-        if absent:
-            return (f"broker(s) {', '.join(f'broker-{b}' for b in absent)} not registered and unfenced "
-                    f"(the cluster lists {seen})")
-        dirs = self.admin.log_dirs(expected, timeout_s=5)
-        silent = [b for b in expected if "error_class" in dirs.get(b, {"error_class": "?"})]
-        if silent:
-            return f"broker(s) {', '.join(f'broker-{b}' for b in silent)} do not answer requests sent to them"
+        """None once every running broker, asked itself, lists every running broker (registered, and in KRaft
+        unfenced): a client asking any of them sees the whole cluster."""
+        running = [n for n in self._nodes.values() if n.layout.role == "broker" and n.state == "running"]
+        expected = tuple(sorted(n.layout.node_id for n in running))  # not a paused one
+        for node in running:
+            view = procs.broker_view(node.layout.port)
+            if view is None:
+                return f"{node.layout.name} does not answer on {node.layout.address}"
+            absent = [b for b in expected if b not in view.brokers]
+            if absent:
+                return (f"broker(s) {', '.join(f'broker-{b}' for b in absent)} not registered and unfenced in "
+                        f"{node.layout.name}'s metadata (it lists {list(view.brokers)})")
         return None
 
     def _controller_missing(self) -> str | None:
@@ -356,6 +356,7 @@ class Cluster:
             raise ClusterError(f"{n.layout.name} is not running ({n.state})")
         procs.signal_group(n.proc, signal.SIGSTOP)
         n.state = "paused"
+        self._until_state(n, lambda s: s == "T", "stopped")  # the kernel stops every thread, not at once
 
     def resume(self, node: int | str) -> None:
         """SIGCONT after pause."""
@@ -363,6 +364,14 @@ class Cluster:
         if n.running:
             procs.signal_group(n.proc, signal.SIGCONT)
             n.state = "running"
+            self._until_state(n, lambda s: s != "T", "running again")
+
+    def _until_state(self, n: _Node, ok: Callable[[str], bool], what: str, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not ok(procs.process_state(n.proc.pid) or "Z"):
+            if time.monotonic() > deadline:
+                raise ClusterError(f"{n.layout.name} is not {what} {timeout_s:.0f} s after the signal")
+            time.sleep(0.01)
 
     def restart(self, node: int | str, timeout_s: float | None = None) -> None:
         """Stop the node if it runs (SIGTERM), start it again on the same port and data, and wait until it is

@@ -7,7 +7,9 @@ import os
 import random
 import signal
 import socket
+import struct
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from .config import HOST
@@ -80,6 +82,15 @@ def signal_group(proc: subprocess.Popen, sig: int) -> None:
             pass
 
 
+def process_state(pid: int) -> str | None:
+    """The kernel's one-letter state of a process (R, S, T stopped, Z ended, ...); None if there is none."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def kill_and_reap(proc: subprocess.Popen, timeout_s: float = 15.0) -> int | None:
     """SIGKILL (a stopped process dies too) and wait; the exit status."""
     signal_group(proc, signal.SIGKILL)
@@ -133,6 +144,58 @@ def listening_sockets(pid: int) -> list[tuple[str, int]]:
     return sorted(found)
 
 
+@dataclass(frozen=True)
+class BrokerView:
+    """What one broker's own metadata says: the brokers it lists (KRaft: registered and unfenced; ZooKeeper
+    mode: registered) and the controller it names (ZooKeeper mode: the controller broker; KRaft: any broker)."""
+
+    brokers: tuple[int, ...]
+    controller: int
+
+
+def broker_view(port: int, timeout_s: float = 2.0) -> BrokerView | None:
+    """Ask the broker on 127.0.0.1:port itself, with a Metadata request for no topics, what its metadata says;
+    None if it does not answer. An Admin client would ask whichever broker it likes; right after a restart that
+    can be one whose metadata is not there yet. Version 4, which every supported release answers (4.0 removed
+    versions 0 to 3, KIP-896): request header v1, response header v0, no tagged fields."""
+    client = b"kreassign-cluster"
+    request = struct.pack(">hhih", 3, 4, 1, len(client)) + client + struct.pack(">i?", 0, False)
+    try:
+        with socket.create_connection((HOST, port), timeout=timeout_s) as s:
+            s.sendall(struct.pack(">i", len(request)) + request)
+            size = struct.unpack(">i", _read(s, 4))[0]
+            data = _read(s, size)
+    except (OSError, struct.error):
+        return None
+    try:
+        pos = 8  # correlation id, throttle time
+        (count,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        brokers = []
+        for _ in range(count):
+            node_id, host_len = struct.unpack_from(">ih", data, pos)
+            pos += 6 + host_len + 4  # host, port
+            (rack_len,) = struct.unpack_from(">h", data, pos)
+            pos += 2 + max(rack_len, 0)
+            brokers.append(node_id)
+        (cluster_len,) = struct.unpack_from(">h", data, pos)
+        pos += 2 + max(cluster_len, 0)
+        (controller,) = struct.unpack_from(">i", data, pos)
+    except struct.error:
+        return None
+    return BrokerView(tuple(sorted(brokers)), controller)
+
+
+def _read(s: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = s.recv(n - len(out))
+        if not chunk:
+            raise OSError("connection closed")
+        out += chunk
+    return out
+
+
 def zookeeper_serving(port: int, timeout_s: float = 2.0) -> bool:
     """ZooKeeper answers its `srvr` four-letter word on 127.0.0.1:port (whitelisted by default): it serves."""
     try:
@@ -146,5 +209,5 @@ def zookeeper_serving(port: int, timeout_s: float = 2.0) -> bool:
     return b"Zookeeper version" in data
 
 
-__all__ = ["PORT_FLOOR", "ephemeral_range", "free_ports", "kill_and_reap", "launch", "listening_sockets",
+__all__ = ["PORT_FLOOR", "BrokerView", "broker_view", "ephemeral_range", "free_ports", "kill_and_reap", "launch", "listening_sockets", "process_state",
            "signal_group", "zookeeper_serving"]

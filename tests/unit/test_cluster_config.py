@@ -375,3 +375,37 @@ def test_the_admin_client_speaks_json_lines_and_replaces_a_helper_that_died_or_h
         admin.close()
     with pytest.raises(AdminError, match="closed"):
         admin.call("late")
+
+
+def test_a_brokers_own_view_is_read_from_its_metadata_answer():
+    """broker_view speaks Metadata v4 (what every supported release answers) to one broker; a stand-in here."""
+    import struct
+    import threading
+
+    def string(s: str | None) -> bytes:
+        return struct.pack(">h", -1) if s is None else struct.pack(">h", len(s)) + s.encode()
+
+    body = (struct.pack(">ii", 7, 0) + struct.pack(">i", 2)  # correlation id, throttle, two brokers
+            + struct.pack(">i", 3) + string("127.0.0.1") + struct.pack(">i", 9093) + string("rack-a")
+            + struct.pack(">i", 1) + string("127.0.0.1") + struct.pack(">i", 9092) + string(None)
+            + string("cluster-id") + struct.pack(">i", 3) + struct.pack(">i", 0))
+    seen = {}
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+
+        def answer():
+            conn, _ = server.accept()
+            with conn:
+                size = struct.unpack(">i", conn.recv(4))[0]
+                seen["request"] = conn.recv(size)
+                conn.sendall(struct.pack(">i", len(body)) + body)
+
+        t = threading.Thread(target=answer)
+        t.start()
+        view = procs.broker_view(server.getsockname()[1])
+        t.join()
+    assert view == procs.BrokerView((1, 3), 3)
+    assert struct.unpack(">hh", seen["request"][:4]) == (3, 4)  # Metadata, version 4
+    assert seen["request"].endswith(struct.pack(">i?", 0, False))  # no topics, no auto-creation
+    assert procs.broker_view(procs.free_ports(1)[0], timeout_s=0.5) is None  # nobody there
