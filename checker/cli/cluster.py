@@ -21,6 +21,7 @@ import sys
 import time
 
 from kreassign.errors import UsageError
+from kreassign.interrupts import reliable_ctrl_c
 
 #: ClusterSpec's fields -> the flags that set them (a bad value is reported by its flag)
 FLAGS = {"version": "--kafka-version", "mode": "--mode", "controllers": "--controllers",
@@ -130,6 +131,11 @@ def run_start(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, terminate)
+    with reliable_ctrl_c():  # a Ctrl-C landing in a gc callback is delivered again, not lost
+        return _run(args, spec, start_cluster)
+
+
+def _run(args: argparse.Namespace, spec, start_cluster) -> int:
     cluster = start_cluster(spec, log=_stderr)  # Ctrl-C here: cleaned up, then exit 130
     with cluster:
         try:  # from here on Ctrl-C is the way to stop the cluster: exit 0

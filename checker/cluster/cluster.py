@@ -140,6 +140,12 @@ class Cluster:
         except KafkaSetupError as e:
             raise ClusterError(str(e).replace("--impl kafka", "a Kafka cluster")) from None
         helper_classes = compile_helper(javac, release.lib, spec.version)
+        # one deadline for the whole start (Maven and javac, once per release, are not part of it)
+        deadline = time.monotonic() + spec.start_timeout_s
+
+        def remaining() -> float:
+            return max(0.5, deadline - time.monotonic())
+
         self.directory = Path(tempfile.mkdtemp(prefix="kreassign-cluster-")).resolve()
         # the watchdog first: from here on, whatever happens to this process, the directory and its JVMs go
         self._watchdog = subprocess.Popen(
@@ -165,20 +171,27 @@ class Cluster:
                                    helper_dir / "stdout.log")
         self._admin.start()
         if spec.mode == "kraft":
-            self._format_storage()
+            self._format_storage(remaining())
             self._log(f"cluster: formatted the storage of {len(self._nodes)} nodes")
         else:
             zk = self._nodes["zookeeper"]
             self._launch(zk)
             self.wait_for("ZooKeeper serving on " + zk.layout.address,
                           lambda: None if procs.zookeeper_serving(zk.layout.port) else "no answer to srvr",
-                          spec.start_timeout_s, nodes=["zookeeper"])
+                          remaining(), nodes=["zookeeper"])
         for node in self._nodes.values():
             if node.layout.role != "zookeeper":
                 self._launch(node)
         self._log(f"cluster: launched {len(self._nodes)} nodes")
-        self.wait_until_ready(spec.start_timeout_s)
-        self.cluster_id = self.admin.describe_cluster()["cluster_id"]  # zk mode: the one ZooKeeper holds
+        self.wait_until_ready(remaining())
+        found: dict[str, str] = {}
+
+        def cluster_id_known() -> str | None:
+            found["id"] = self.admin.describe_cluster(timeout_s=5)["cluster_id"]
+            return None
+
+        self.wait_for("the cluster id", cluster_id_known, remaining())
+        self.cluster_id = found["id"]  # zk mode: the one ZooKeeper holds; KRaft: the one formatted
 
     def _helper_argv(self, classes: Path, helper_dir: Path) -> list[str]:
         """The Admin helper's JVM: the cluster's JVM options, its classes ahead of the release's jars."""
@@ -188,7 +201,7 @@ class Cluster:
         argv[cp + 1] = f"{classes}:{argv[cp + 1]}"
         return argv
 
-    def _format_storage(self) -> None:
+    def _format_storage(self, timeout_s: float) -> None:
         """`kafka-storage format` every KRaft node at once (one JVM each), with the cluster's id."""
         runs = []
         for node in self._nodes.values():
@@ -196,7 +209,7 @@ class Cluster:
             argv = C.jvm_argv(self._java, self.spec, self._lib, self.directory, lay.logs_dir, C.STORAGE_TOOL,
                               C.format_args(self.spec, lay, self.cluster_id))
             runs.append((node, procs.launch(argv, lay.directory, lay.directory / "format.log")))
-        deadline = time.monotonic() + self.spec.start_timeout_s
+        deadline = time.monotonic() + timeout_s
         for node, proc in runs:
             try:
                 code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
