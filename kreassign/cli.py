@@ -40,7 +40,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("show which java, javac, Maven and Kafka releases --impl kafka runs with", "kreassign.checker.cli.doctor:register"),
     "kafka": ("resolve Kafka's released controller jars with Maven into the cache (fetch, list)",
               "kreassign.checker.cli.kafka:register"),
-    "cluster": ("start a real Kafka cluster on 127.0.0.1 (start, fetch)", "kreassign.checker.cli.cluster:register"),
+    "cluster": ("real Kafka clusters on 127.0.0.1 (start, fetch)", "kreassign.checker.cli.cluster:register"),
 }
 
 
