@@ -30,6 +30,7 @@ LAYERS = [
     ["kreassign.checker.models", "kreassign.checker.implementations", "kreassign.checker.cluster"],
     ["kreassign.checker.packed"],
     ["kreassign.checker.traces"],
+    ["kreassign.checker.scenarios"],  # scenarios drawn from the model, replayed on a real cluster
     ["kreassign.checker.check", "kreassign.checker.oracle", "kreassign.checker.fuzz", "kreassign.checker.spark",
      "kreassign.checker.z3", "kreassign.checker.plan", "kreassign.checker.report"],
     ["kreassign.checker.cli", "kreassign.cli", "kreassign.__main__", "kreassign"],

@@ -1,0 +1,221 @@
+"""A scenario replayed on a running cluster (docs/scenarios.md): the topic created with its initial replicas,
+each step done through the cluster (Kafka's Admin client, signals to the JVMs), each wait asked as a condition
+with its timeout, and after each step what the cluster reports, compared with what the reference says:
+
+- the Admin answer to a request (accepted, or refused with which error) against the reference's answer to the
+  same request on the model's state: a different code is a divergence of kind "response";
+- the topic's state (replicas, ISR, leader, adding, removing, ELR) and the live brokers against the model's
+  settled state, asked again until they agree or the step's settling time passes (metadata reaches brokers a
+  moment apart): a state that never agrees is a divergence of kind "state".
+
+A wait that times out ends the run: ScenarioWaitError (a ClusterError, exit 3) naming the step, the condition
+and the tail of the implicated nodes' logs, with the result so far in `.result`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kreassign.checker.cluster import AdminRequestError, Cluster, ClusterError
+from kreassign.checker.config.bounds import bounds_from_mapping
+
+from kreassign.outputs import write_text_atomically
+
+from .conditions import check_of, observe
+from .format import Scenario
+from .mapping import EXCEPTION_CODES, code_name, replay_on_model
+
+RESULT_FORMAT = "kreassign-scenario-result"
+SETTLE_S = 15.0  # how long the state is asked again until it agrees with the model's, after the waits
+
+
+class ScenarioWaitError(ClusterError):
+    """A wait of a scenario did not hold within its timeout (exit 3); `.result` holds the run so far."""
+
+    def __init__(self, message: str, result: RunResult):
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class RunResult:
+    kafka_version: str
+    topic: str
+    seed: int
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    divergences: list[dict[str, Any]] = field(default_factory=list)
+    waits_met: int = 0
+    waits_total: int = 0
+    failed: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failed is None and not self.divergences and self.waits_met == self.waits_total
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": RESULT_FORMAT, "format_version": 1, "kafka_version": self.kafka_version,
+                "topic": self.topic, "seed": self.seed, "ok": self.ok, "failed": self.failed,
+                "waits_met": self.waits_met, "waits_total": self.waits_total, "divergences": self.divergences,
+                "elapsed_s": round(self.elapsed_s, 2), "steps": self.steps}
+
+    def write(self, path: str) -> None:
+        write_text_atomically(path, json.dumps(self.to_json(), indent=1) + "\n")
+
+
+def admin_code(reply: dict[str, Any]) -> int | None:
+    """An Admin client's per-partition answer as Kafka's error code (0: accepted; -1: an exception the table
+    does not know, named in the result)."""
+    if reply.get("error_class") is None:
+        return 0
+    return EXCEPTION_CODES.get(reply["error_class"], -1)
+
+
+def _check_cluster(cluster: Cluster, scenario: Scenario) -> None:
+    spec = cluster.spec
+    if spec.mode != scenario.mode or spec.version != scenario.kafka_version or spec.brokers != scenario.brokers:
+        raise ClusterError(f"the scenario needs Kafka {scenario.kafka_version} ({scenario.mode}, "
+                           f"{scenario.brokers} brokers), the cluster is {spec.describe()}")
+    down = [n.name for n in cluster.nodes if n.role in ("broker", "controller") and n.state != "running"]
+    if down:
+        raise ClusterError(f"a scenario starts on a whole cluster; not running: {', '.join(down)}")
+
+
+def restore(cluster: Cluster) -> None:
+    """Start every controller and broker that is not running (after a scenario that ended early)."""
+    for n in cluster.nodes:
+        if n.role in ("controller", "broker") and n.state != "running":
+            cluster.restart(n.name)
+
+
+def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | None = None,
+                 settle_s: float = SETTLE_S, log: Any = None) -> RunResult:
+    """Replay `scenario` on `cluster` (its own topic, which must not exist yet); the result, also written to
+    `result_path` if given. The model's side is computed first (replay_on_model): a scenario the model refuses
+    is a ScenarioError before anything touches the cluster."""
+    expected = replay_on_model(scenario)
+    _check_cluster(cluster, scenario)
+    topic = scenario.topic
+    result = RunResult(scenario.kafka_version, topic, scenario.seed,
+                       waits_total=sum(len(s.waits) for s in scenario.steps))
+    started = time.monotonic()
+    say = log or (lambda _m: None)
+    b = bounds_from_mapping(scenario.bounds)
+    configs = {"min.insync.replicas": str(b.min_insync),
+               "unclean.leader.election.enable": "true" if b.unclean else "false"}
+    cluster.admin.create_topic(topic, assignment={p: list(r) for p, r in scenario.initial.items()},
+                               configs=configs)
+    in_sync = {p: len(r) for p, r in scenario.initial.items()}
+    for p, n in in_sync.items():
+        cluster.wait_for(f"{topic}-{p} created and in sync", _isr_at_least(cluster, topic, p, n), 60)
+    try:
+        for k, (step, exp) in enumerate(zip(scenario.steps, expected)):
+            say(f"scenario {topic}: step {k}: {step.describe()}")
+            record: dict[str, Any] = {"index": k, "step": step.describe(), "model": list(exp.model)}
+            t0 = time.monotonic()
+            reply = _do(cluster, step)
+            if reply is not None:
+                code = admin_code(reply)
+                record["response"] = {"error_class": reply.get("error_class"), "error": reply.get("error"),
+                                      "code": code, "expected": code_name(exp.code)}
+                if code != exp.code:
+                    result.divergences.append({
+                        "step": k, "kind": "response", "action": step.describe(),
+                        "expected": code_name(exp.code),
+                        "observed": reply.get("error_class") or "NONE",
+                        "what": f"the reference answers {code_name(exp.code)}, Kafka answered "
+                                f"{reply.get('error_class') or 'NONE'}"})
+            waits = []
+            for w in step.waits:
+                w0 = time.monotonic()
+                try:
+                    cluster.wait_for(f"step {k} ({step.describe()}): {w.describe()}", check_of(cluster, topic, w),
+                                     w.timeout_s)
+                except ClusterError as e:
+                    result.failed = f"step {k}: {w.describe()} did not hold within {w.timeout_s:.0f} s"
+                    record["waits"] = waits + [{"until": w.describe(), "met": False}]
+                    result.steps.append(record)
+                    result.elapsed_s = time.monotonic() - started
+                    if result_path:
+                        result.write(result_path)
+                    raise ScenarioWaitError(str(e), result) from None
+                waits.append({"until": w.describe(), "met": True, "seconds": round(time.monotonic() - w0, 2)})
+                result.waits_met += 1
+            record["waits"] = waits
+            observed = _settled_observation(cluster, topic, exp.expect, settle_s)
+            record["observed"] = observed
+            record["expected"] = exp.expect
+            if exp.expect is not None:
+                for what in _differences(exp.expect, observed):
+                    result.divergences.append({"step": k, "kind": "state", "action": step.describe(), **what})
+            record["seconds"] = round(time.monotonic() - t0, 2)
+            result.steps.append(record)
+    finally:
+        result.elapsed_s = time.monotonic() - started
+    if result_path:
+        result.write(result_path)
+    return result
+
+
+def _isr_at_least(cluster: Cluster, topic: str, p: int, n: int):
+    def check() -> str | None:
+        parts = cluster.admin.describe_topics([topic])[topic]["partitions"]
+        isr = next((q["isr"] for q in parts if q["partition"] == p), [])
+        return None if len(isr) >= n else f"ISR {isr}"
+    return check
+
+
+def _do(cluster: Cluster, step: Any) -> dict[str, Any] | None:
+    """Perform one step; the Admin client's per-partition answer for a request."""
+    if step.do in ("reassign", "cancel"):
+        target = list(step.target) if step.do == "reassign" else None
+        try:
+            return cluster.admin.alter_reassignments([(step.topic, step.partition, target)])[0]
+        except AdminRequestError as e:  # the whole request refused
+            return {"error_class": e.error_class, "error": e.message}
+    if step.do == "kill":
+        cluster.kill(step.broker)
+    elif step.do == "stop":
+        cluster.stop(step.broker)
+    elif step.do == "restart":
+        cluster.restart(step.broker)
+    elif step.do == "kill_controller":
+        active = cluster.active_controller()
+        cluster.kill(active)
+        cluster.restart(active)
+    return None
+
+
+def _differences(expect: dict[str, Any], observed: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    if sorted(expect["brokers"]) != observed["brokers"]:
+        out.append({"field": "brokers", "expected": sorted(expect["brokers"]), "observed": observed["brokers"]})
+    for p, e in expect["partitions"].items():
+        o = observed["partitions"].get(p)
+        if o is None:
+            out.append({"field": f"partition {p}", "expected": e, "observed": None})
+            continue
+        for key, v in e.items():
+            if o.get(key) != v:
+                out.append({"field": f"partition {p} {key}", "expected": v, "observed": o.get(key)})
+    return out
+
+
+def _settled_observation(cluster: Cluster, topic: str, expect: dict[str, Any] | None,
+                         settle_s: float) -> dict[str, Any]:
+    """Observe until the observation agrees with `expect` or `settle_s` passes; the last observation."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            observed = observe(cluster, topic)
+        except AdminRequestError as e:
+            observed = {"partitions": {}, "brokers": [], "controller": None, "error": str(e)}
+        if expect is None or not _differences(expect, observed) or time.monotonic() > deadline:
+            return observed
+        time.sleep(0.2)
+
+
+__all__ = ["RESULT_FORMAT", "RunResult", "ScenarioWaitError", "admin_code", "restore", "run_scenario"]
