@@ -20,8 +20,8 @@ import sys
 import time
 
 from kreassign.checker.check.run import FAILING, KNOWN, check_model
-from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 
 #: (profile, bounds overriding the profile's default-suite bounds); the first QUICK rows are the test slice
 SWEEP: list[tuple[str, dict]] = [

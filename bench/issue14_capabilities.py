@@ -15,8 +15,8 @@ from fractions import Fraction as F
 from pathlib import Path
 
 from kreassign.checker.check.run import check_model
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.quota_handlers import HandlersConfig, QuotaHandlersModel
 from kreassign.checker.models.reassign import ReassignmentModel
 from tabulate import tabulate
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
 from kreassign.reference.topic_changes import partition_zero_replication_factor
 from test_broker_replicas import DeletesRemovingReplicasEarly, FetchesUntold, NeverDeletes
 from test_broker_view import broken_rf, every_broker_reports
-from test_fairness import WaitsForRemovedReplicas
 from test_delete_topic import kraft_keeps_reassigning, zk_deletes_at_once, zk_keeps_the_deletion_znode
+from test_fairness import WaitsForRemovedReplicas
 from test_findings_capabilities import ExecuteForgetsFollowerThrottle
 from test_throttles import ClearForgetsBrokerRates
 from test_zk_memory import BROKEN as ZK_MEMORY_BROKEN

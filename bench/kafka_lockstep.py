@@ -16,10 +16,10 @@ import json
 import sys
 import time
 
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.kafka_lockstep import KafkaLockstepModel, LockstepStats, reference_profile
 from kreassign.spec.actions import ListReassignments
 from kreassign.spec.state import make_cluster

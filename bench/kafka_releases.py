@@ -21,10 +21,10 @@ import sys
 import time
 
 from kreassign.checker.check.run import check_model
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, make_spec
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.kafka_lockstep import (
     KafkaLockstepModel,
     LockstepStats,

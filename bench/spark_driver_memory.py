@@ -19,15 +19,14 @@ import gc
 import time
 import tracemalloc
 
-from tabulate import tabulate
-
 from kreassign.checker.check.run import _classify_stuck
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.spark.engine import explore_spark, spark_session
 from kreassign.checker.spark.options import SparkOptions
 from kreassign.spec.properties import EVENTUALLY
+from tabulate import tabulate
 
 
 def peak(run):

@@ -25,12 +25,12 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.explore.protocol import Model
-from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.checker.spark.engine import explore_spark, spark_session
 from tabulate import tabulate
 

@@ -31,8 +31,8 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from anchor_model import anchor_model
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.spark.engine import explore_spark, spark_session
 from kreassign.checker.spark.options import SparkOptions

@@ -17,13 +17,13 @@ from dataclasses import replace
 
 from kreassign.checker.check.run import explore_classified
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.implementations.kafka.releases import version_key
 from kreassign.checker.models.quota import QUOTA_CONFIGS, QuotaModel
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import trace_from_path, write_trace
+from kreassign.spec import kafka_releases
 from kreassign.spec.findings import FINDINGS, Finding, trace_file
 from kreassign.spec.properties import EVENTUALLY
-from kreassign.spec import kafka_releases
-from kreassign.checker.implementations.kafka.releases import version_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -24,14 +24,14 @@ from typing import Any
 from kreassign.spec import actions as A
 from kreassign.spec.state import ClusterState
 
-from .profile_base import Profile
 from .broker_replicas import BrokerReplicaManager
 from .enabled_actions import get_partition
 from .kraft import KraftProfile
 from .leader_balance import auto_leader_balance
+from .profile_base import Profile
+from .steps import ActionNotSupported, Step
 from .throttles import TOOL_ACTIONS, ReassignTool
 from .topic_changes import RfRule, create_partitions, delete_topic, partition_zero_replicas
-from .steps import ActionNotSupported, Step
 
 #: the action types `Capabilities.apply` handles itself (everything else goes to the profile)
 CAPABILITY_ACTIONS: tuple[type, ...] = TOOL_ACTIONS + (A.CreatePartitions, A.BrokerReplay, A.AutoLeaderBalance,

@@ -34,20 +34,20 @@ from kreassign.spec.messages import NONE, UNKNOWN_TOPIC_OR_PARTITION, Ack, Alter
 from kreassign.spec.state import NO_LEADER, ClusterState, Kip236Admin, distinct, ordered_minus
 
 from . import zk_elections
+from .enabled_actions import get_partition
+from .steps import ActionSpace, Plan, Step
 from .zk_era_controller import (
     NOT_ENOUGH_REPLICAS,
     POLICY_VIOLATION,
     REASSIGNMENT_IN_PROGRESS,
-    ZkEraControllerProfile,
     Outcome,
+    ZkEraControllerProfile,
     bump_leader_epoch,
     msg_unknown_partition,
     msg_unknown_topic,
     remove_replicas,
     validate_target,
 )
-from .enabled_actions import get_partition
-from .steps import ActionSpace, Plan, Step
 
 LEGACY = "legacy"  # /admin/reassign_partitions (+ _extra)
 REQUESTS = "requests"  # /admin/reassignment_requests -> /admin/reassignments/$topic/$partition

@@ -32,15 +32,15 @@ from kreassign.spec.messages import NONE
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus
 
 from . import zk_elections
+from .enabled_actions import get_partition
+from .steps import ActionSpace, Plan, Step
 from .zk_era_controller import (
-    ZkEraControllerProfile,
     Outcome,
+    ZkEraControllerProfile,
     bump_leader_epoch,
     drop_stale_logs,
     leader_isr_write,
 )
-from .enabled_actions import get_partition
-from .steps import ActionSpace, Plan, Step
 
 COMPLETE = "complete"
 RETIRE = "retire"

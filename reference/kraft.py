@@ -12,24 +12,23 @@ log, so a controller failover changes nothing (KAFKA-SEMANTICS.md, kraft, "Failo
 from __future__ import annotations
 
 from kreassign.spec import actions as A
+from kreassign.spec import kafka_releases
 from kreassign.spec import messages as M
 from kreassign.spec.state import NO_LEADER, ClusterState, Partition, ordered_minus, replace
 
-from kreassign.spec import kafka_releases
-
 from . import replication
-from .profile_base import Profile
 from .enabled_actions import default_enabled_actions, get_broker_id, get_partition, list_reassigning
 from .kraft_change import (
     CompletionRule,
-    Record,
     ElrRules,
+    Record,
     adding_in_isr_all_targets_if_shrinking,
     adding_replicas_in_isr,
     all_target_replicas_in_isr,
     apply_record,
     build_change,
 )
+from .profile_base import Profile
 from .steps import ActionSpace, InvalidAction, Plan, Step
 
 

@@ -33,8 +33,8 @@ from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import ClusterState, ReplicationThrottles
 
-from .profile_base import Profile
 from .enabled_actions import get_partition
+from .profile_base import Profile
 from .steps import Step
 
 Move = tuple[frozenset[int], frozenset[int]]  # (sources, destinations)

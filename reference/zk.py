@@ -53,8 +53,8 @@ from kreassign.spec.state import NO_LEADER, ClusterState, ZkController
 from . import replication
 from . import zk_controller as C
 from . import zk_requests as R
-from .profile_base import Profile
 from .enabled_actions import default_enabled_actions, get_broker_id, get_partition, log_caught_up
+from .profile_base import Profile
 from .steps import ActionSpace, InvalidAction, Plan, Step
 from .zk_elections import offline_election, preferred_election, write_leader_and_isr
 

@@ -52,8 +52,14 @@ from kreassign.spec.messages import (
 from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Partition
 
 from . import replication, zk_elections
+from .enabled_actions import (
+    default_enabled_actions,
+    get_broker_id,
+    get_partition,
+    list_reassigning,
+    log_caught_up,
+)
 from .profile_base import Profile
-from .enabled_actions import default_enabled_actions, get_broker_id, get_partition, list_reassigning, log_caught_up
 from .steps import ActionSpace, InvalidAction, Step
 
 LIST_ALL = ListPartitionReassignmentsRequest()  # topics = None: list everything

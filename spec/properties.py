@@ -55,7 +55,8 @@ class Property:
                 continue
             if not op:
                 return True
-            from .kafka_releases import NEWEST, release as row
+            from .kafka_releases import NEWEST
+            from .kafka_releases import release as row
 
             have = tuple(int(x) for x in row(release or NEWEST).minor.split("."))
             bound = tuple(int(x) for x in minor.split("."))

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kreassign.checker.explore.bfs import Path
 from kreassign.checker.config.bounds import Bounds, ConfigError
+from kreassign.checker.explore.bfs import Path
 
 #: the bounds minimization may lower, in the order it tries them
 SHRINKABLE = ("partitions", "brokers", "failovers", "failures", "cancels", "reassigns", "create_partitions",

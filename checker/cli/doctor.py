@@ -36,7 +36,12 @@ def _first_line(argv: list[str]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, find_java_tools, releases
+    from kreassign.checker.implementations.kafka import (
+        KafkaImplementation,
+        KafkaOptions,
+        find_java_tools,
+        releases,
+    )
     from kreassign.checker.oracle.kafka_flags import kafka_version
 
     version = kafka_version(args)

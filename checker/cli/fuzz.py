@@ -18,19 +18,27 @@ import random
 import sys
 from typing import Any
 
+from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
+from kreassign.checker.config.bounds import Bounds, bounds_from_mapping, load_config
+from kreassign.checker.config.limits import refuse_absurd
+from kreassign.checker.fuzz.stateful import (
+    EXAMPLE_FOUND,
+    KNOWN,
+    NOT_CHECKED,
+    PASSED,
+    VIOLATED,
+    FuzzResult,
+    fuzz_settings,
+    run_fuzz,
+)
+from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
 from kreassign.spec.findings import known_violation
-
-from kreassign.errors import FINDING, INFRA, OK, UsageError
 from tabulate import tabulate
 
-from kreassign.checker.config.limits import refuse_absurd
-from kreassign.outputs import check_out_dir
+from kreassign.errors import FINDING, INFRA, OK, UsageError
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
-from kreassign.checker.check.suite import DEFAULT_SUITE
-from kreassign.checker.config.bounds import Bounds, bounds_from_mapping, load_config
-from kreassign.checker.models.registry import QUOTA, REASSIGNMENT, build_model, model_kind
-from kreassign.checker.fuzz.stateful import EXAMPLE_FOUND, KNOWN, NOT_CHECKED, PASSED, VIOLATED, FuzzResult, fuzz_settings, run_fuzz
+from kreassign.outputs import check_out_dir
 
 DEFAULT_MAX_STATES = 1_000_000  # the exhaustive count stops (and says so) beyond this
 
@@ -161,14 +169,12 @@ def _run(args: argparse.Namespace) -> int:
             if kind != REASSIGNMENT:
                 raise UsageError(f"--impl checks reassignment profiles only, not {args.profile!r}")
             from kreassign.checker.oracle.differential import differential_factory
-
             from kreassign.checker.oracle.kafka_flags import impl_spec
 
             spec = impl_spec(args)
             if spec.startswith("kafka"):  # Kafka's KRaft controller (docs/kafka.md)
-                from kreassign.checker.oracle.kafka_lockstep import kafka_factory
-
                 from kreassign.checker.oracle.kafka_flags import controller_actions
+                from kreassign.checker.oracle.kafka_lockstep import kafka_factory
 
                 factory = kafka_factory(spec, controller_actions(args))
             else:

@@ -12,7 +12,6 @@ import json
 import os
 import sys
 
-from kreassign.outputs import check_out_dir
 from kreassign.checker.plan.check import PlanOptions
 from kreassign.checker.plan.formats import parse_current, parse_describe, parse_plan, read_text
 from kreassign.checker.plan.run import load_moves, run_plan
@@ -23,6 +22,7 @@ from kreassign.checker.traces.format import trace_from_json, write_trace
 from kreassign.reference import PROFILES
 
 from kreassign.errors import UsageError
+from kreassign.outputs import check_out_dir
 
 
 def register(parser: argparse.ArgumentParser) -> None:

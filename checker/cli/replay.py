@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from kreassign.errors import InfraError, KreassignError, UsageError
-
 from kreassign.checker.traces.load import DECODE_ERRORS, load
 from kreassign.checker.traces.replay import replay
+
+from kreassign.errors import InfraError, KreassignError, UsageError
 
 
 def register(parser: argparse.ArgumentParser) -> None:

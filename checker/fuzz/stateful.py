@@ -38,10 +38,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, invariant, rule
-from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
-
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.traces.format import trace_from_path, write_trace
+from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
 
 #: a path as the other engines give it: [(initial state, None), (state, label), ...]
 Path = list[tuple[Any, Any]]

@@ -499,8 +499,8 @@ def quota_bounds_for_check(profile: str, config_path: str | None) -> Any:
     """What `kreassign check` explores for a quota profile: kip599 / kip599-draft their "small"
     configuration (they take no bounds; None here), a handlers profile its default under the
     `[quota_handlers]` table of the TOML file, if any. A bad table is a ConfigError naming the field."""
-    from kreassign.checker.models import quota_handlers
     from kreassign.checker.config.bounds import ConfigError
+    from kreassign.checker.models import quota_handlers
 
     if profile not in quota_handlers.HANDLERS_PROFILES:
         return None

@@ -14,32 +14,31 @@ from copy import copy
 from operator import is_not
 from typing import Any
 
+from kreassign.checker.config.bounds import Bounds, ConfigError
+from kreassign.checker.explore.protocol import Model
 from kreassign.reference import ActionSpace, Profile, broker_view, profile
 from kreassign.reference.broker_replicas import BrokerReplicaManager, with_broker_replicas
 from kreassign.reference.capabilities import CAPABILITY_ACTIONS, Capabilities
 from kreassign.reference.throttles import ReassignTool
-from kreassign.reference.zk_controller import stale_versions_coincide, with_leadership_cache
 from kreassign.reference.topic_changes import RfRule, partition_zero_replicas, topic_deletion_actions
+from kreassign.reference.zk_controller import stale_versions_coincide, with_leadership_cache
 from kreassign.spec import actions as A
 from kreassign.spec.broker_replica_properties import BROKER_REPLICA_PROPERTIES
 from kreassign.spec.broker_view_properties import Reporters, broker_view_properties
 from kreassign.spec.codec import decode_action, from_json, state_from_json, to_json
 from kreassign.spec.fairness import FAIR_PROPERTIES
+from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 from kreassign.spec.reassign_properties import PROPERTIES, Ending, Ghost, ModelState, Transition
 from kreassign.spec.state import ClusterState, make_cluster, replace
 from kreassign.spec.throttle_properties import THROTTLE_PROPERTIES
-from kreassign.spec.zk_memory_properties import zk_memory_properties
-from kreassign.spec.zk_request_properties import ZK_REQUEST_PROPERTIES
-from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
 from kreassign.spec.topic_change_properties import (
     LEADER_BALANCE_PROPERTIES,
     TOPIC_CHANGE_PROPERTIES,
     topic_deletion_properties,
 )
-
-from kreassign.checker.config.bounds import Bounds, ConfigError
-from kreassign.checker.explore.protocol import Model
+from kreassign.spec.zk_memory_properties import zk_memory_properties
+from kreassign.spec.zk_request_properties import ZK_REQUEST_PROPERTIES
 
 TOPIC = "t"
 REASSIGNS, CANCELS, FAILURES, FAILOVERS, CREATES = range(5)  # CREATES: only with bounds.create_partitions

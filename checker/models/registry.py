@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kreassign.reference import PROFILES
-
 from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.reference import PROFILES
 
 REASSIGNMENT = "reassignment"
 QUOTA = "quota"

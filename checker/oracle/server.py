@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kreassign.checker.implementations.adapters import decode_response, response_to_json
+from kreassign.checker.oracle.differential import compare_step
 from kreassign.reference import PROFILES, ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import profile as get_profile
 from kreassign.reference import quota as Q
@@ -34,9 +36,6 @@ from kreassign.spec.codec import DecodeError, decode_action, from_json, state_fr
 from kreassign.spec.properties import ALWAYS, TRANSITION
 from kreassign.spec.reassign_properties import Ghost, ModelState, Transition
 from kreassign.spec.state import ClusterState, Partition
-
-from kreassign.checker.implementations.adapters import decode_response, response_to_json
-from kreassign.checker.oracle.differential import compare_step
 
 QUOTA_PROFILES = ("kip599", "kip599-draft")
 

@@ -47,13 +47,13 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
 from kreassign.checker.explore.bfs import ExploreResult, Path, Violation, explore
 from kreassign.checker.explore.liveness import environment_edge
 from kreassign.checker.explore.protocol import checked_properties
-from kreassign.checker.packed.bfs import reverse_reach
-from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
-from kreassign.checker.packed.reassignment import SEP, PackedReassignment, packable, packed_explorer
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.packed.bfs import reverse_reach
+from kreassign.checker.packed.reassignment import SEP, PackedReassignment, packable, packed_explorer
 from kreassign.spec import actions as A
 from kreassign.spec.findings import findings_for
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION

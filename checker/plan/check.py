@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kreassign.checker.check.run import explore_classified
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.engine_options import DEFAULT_ENGINE, EngineOptions
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.reassign import REASSIGNS, TOPIC, ReassignmentModel, in_flight
 from kreassign.checker.plan.model import (
     LEADERLESS,

@@ -15,8 +15,8 @@ import json
 import sys
 from typing import Any
 
-from kreassign.checker.spark import tasks as T
 from kreassign.checker.explore.protocol import checked_properties
+from kreassign.checker.spark import tasks as T
 
 
 def _patched(model: Any) -> bool:

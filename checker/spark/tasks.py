@@ -35,12 +35,12 @@ from itertools import islice, pairwise
 from typing import Any
 
 import numpy as np
+from kreassign.checker.explore.protocol import checked_properties
+from kreassign.checker.spark.codec import Codec, codec_for
 from pyspark.accumulators import AccumulatorParam
 from pyspark.serializers import CPickleSerializer, pack_long
 
-from kreassign.checker.spark.codec import Codec, codec_for
 from kreassign.errors import InfraError
-from kreassign.checker.explore.protocol import checked_properties
 
 K_BITS = 16  # the edge index k of a discovery key
 K_MASK = (1 << K_BITS) - 1

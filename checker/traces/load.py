@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kreassign.errors import UsageError
-
-from kreassign.checker.config.limits import REFUSE_ABOVE, approx, log10_estimate
 from kreassign.checker.config.bounds import bounds_from_mapping
+from kreassign.checker.config.limits import REFUSE_ABOVE, approx, log10_estimate
 from kreassign.checker.models.registry import REASSIGNMENT, build_model
 from kreassign.checker.traces.format import Trace, TraceError, read_trace
+
+from kreassign.errors import UsageError
 
 DECODE_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
-
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.traces.format import Trace, TraceError
+from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 
 
 @dataclass

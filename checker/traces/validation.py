@@ -34,13 +34,11 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from copy import copy
 from collections.abc import Iterable, Sequence
+from copy import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kreassign.checker.traces.diff import field_diff
-from kreassign.checker.kafka_logs.zk_controller_log import Observation, ParsedLog, parse_log
 from kreassign.checker.kafka_logs.kraft_metadata_log import (
     MetadataResult,
     check_metadata,
@@ -49,11 +47,13 @@ from kreassign.checker.kafka_logs.kraft_metadata_log import (
     parse_metadata_log,
     report_metadata,
 )
+from kreassign.checker.kafka_logs.zk_controller_log import Observation, ParsedLog, parse_log
+from kreassign.checker.traces.diff import field_diff
 from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import zk_controller as C
-from kreassign.reference.profile_base import Profile as _BaseProfile
-from kreassign.reference.kraft import CONTROLLER_ACTIONS
 from kreassign.reference.capabilities import KAFKA as CAPABILITIES
+from kreassign.reference.kraft import CONTROLLER_ACTIONS
+from kreassign.reference.profile_base import Profile as _BaseProfile
 from kreassign.reference.topic_changes import topic_deletion_actions
 from kreassign.reference.zk_elections import remove_replica_from_isr
 from kreassign.spec import actions as A

@@ -41,10 +41,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import z3
-from kreassign.spec import kafka_releases
-from kreassign.spec import actions as A
-from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
-
 from kreassign.checker.z3.encoding import (
     BOOL,
     COUNT,
@@ -67,6 +63,9 @@ from kreassign.checker.z3.encoding import (
     popcount_int,
     subset,
 )
+from kreassign.spec import actions as A
+from kreassign.spec import kafka_releases
+from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 
 # action kinds
 REASSIGN, CANCEL, EXPAND, SHRINK, FAIL, RECOVER, FAILOVER, STEP, ELECT_PREFERRED, ELECT_UNCLEAN = range(10)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.oracle.differential import MATCH_PROPERTY
 from kreassign.checker.implementations.kafka import differences as D
+from kreassign.checker.oracle.differential import MATCH_PROPERTY
 from kreassign.checker.oracle.kafka_lockstep import KafkaLockstepModel, LockstepStats, replay_against_kafka
 from kreassign.checker.traces.format import read_trace
 from kreassign.spec import actions as A

@@ -7,8 +7,8 @@ import json
 
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
 from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, parse_spec
+from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
 from kreassign.checker.oracle.kafka_lockstep import kafka_factory, reference_profile, replay_against_kafka
 from kreassign.checker.traces.format import read_trace
 from kreassign.spec import actions as A

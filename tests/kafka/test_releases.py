@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import HOLDS
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, make_spec
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.differential import MATCH_PROPERTY
-from kreassign.checker.implementations.kafka import KafkaImplementation, KafkaOptions, make_spec
 from kreassign.checker.oracle.kafka_lockstep import (
     KafkaLockstepModel,
     LockstepStats,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from kreassign.checker.check.run import HOLDS, KNOWN
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
 from kreassign.checker.implementations.kafka import differences as D
+from kreassign.checker.oracle.differential import MATCH_PROPERTY, compare_step
 from kreassign.checker.oracle.kafka_lockstep import reference_profile
 from kreassign.reference.capabilities import Capabilities, apply_action
 from kreassign.reference.topic_changes import partition_zero_replication_factor

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from kreassign.checker.spark import run as spark_run
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.suite import QUOTA_SUITE
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.models.registry import build_model
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.models.registry import build_model
+from kreassign.checker.spark import run as spark_run
 
 pytestmark = pytest.mark.spark
 

@@ -32,8 +32,8 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.spark.session import LOG4J2
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
 from kreassign.checker.spark.codec import (
     CodecError,

@@ -14,13 +14,14 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.run import check_model
 from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.registry import build_model
 from kreassign.spec.properties import Property
+
 from kreassign.errors import InfraError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

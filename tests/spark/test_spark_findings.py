@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import VIOLATED, check_model
-from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.reference.kip455 import Kip455Profile
 
 pytestmark = pytest.mark.spark

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 from kreassign.checker.check.run import _classify_stuck
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.explore.protocol import Model
-from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.registry import build_model
 from kreassign.spec.properties import Property
 

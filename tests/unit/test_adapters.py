@@ -235,6 +235,7 @@ def test_exec_spec_errors():
 def test_timeout_is_a_value_the_cli_passes_down(tmp_path, capsys):
     """--impl-timeout reaches the adapter as a value (no environment variable): a slow reply is killed at it."""
     from kreassign.checker.oracle.differential import differential_factory
+
     from kreassign.cli import main
 
     assert load_implementation("exec:true", timeout=2.5).timeout == 2.5

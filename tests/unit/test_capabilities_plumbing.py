@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import VIOLATED, check_model
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.fuzz.stateful import VIOLATED as FUZZ_VIOLATED
 from kreassign.checker.fuzz.stateful import fuzz_settings, run_fuzz
-from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.implementations.adapters import ReferenceImplementation
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.differential import MATCH_PROPERTY, DifferentialModel, replay_against_impl
 from kreassign.checker.oracle.server import Oracle
 from kreassign.checker.traces.format import read_trace, trace_from_path, write_trace

@@ -11,12 +11,11 @@ from dataclasses import replace
 import pytest
 from kreassign.checker.check.run import VIOLATED, check_model
 from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
-from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.implementations.adapters import ReferenceImplementation
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.server import Oracle
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.validation import SearchLimits, validate_text
-from kreassign.reference import profile
 from kreassign.reference.capabilities import CAPABILITY_ACTIONS, apply_action
 from kreassign.reference.zk_controller import NOTIFICATION
 from kreassign.spec import actions as A

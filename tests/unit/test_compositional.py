@@ -18,11 +18,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from kreassign.checker.check.run import check_model
-from kreassign.checker.packed import compositional as C
+from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.config.engine_options import EngineOptions
 from kreassign.checker.models.reassign import ReassignmentModel, in_flight
-from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.packed import compositional as C
 from kreassign.spec.findings import Finding
 from test_property_mutants import planted  # the real profile with every step through a corruption
 

@@ -9,13 +9,13 @@ fails), every promised property holds, and no violation goes unexplained.
 from __future__ import annotations
 
 import glob
-from dataclasses import replace
 import os
+from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import HOLDS, KNOWN, check_model, expected_at
-from kreassign.checker.models.registry import build_model, model_kind
 from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
+from kreassign.checker.models.registry import build_model, model_kind
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay
 from kreassign.spec.findings import FINDINGS, broken, findings_for, promises, trace_file

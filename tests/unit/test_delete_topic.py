@@ -11,15 +11,15 @@ from dataclasses import replace
 
 import pytest
 from kreassign.checker.check.run import HOLDS, VIOLATED, check_model
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds, ConfigError
-from kreassign.checker.packed.reassignment import packable
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.packed.reassignment import packable
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference import profile
 from kreassign.reference.capabilities import apply_action
-from kreassign.reference.topic_changes import reassignment_in_progress, remove_topic
 from kreassign.reference.steps import Step
+from kreassign.reference.topic_changes import reassignment_in_progress, remove_topic
 from kreassign.spec import actions as A
 from kreassign.spec import messages as M
 from kreassign.spec.state import make_cluster

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 import os
 import shlex
 import sys
+from dataclasses import replace
 
 import pytest
-from kreassign.checker.implementations.adapters import ReferenceImplementation
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.implementations.adapters import ReferenceImplementation
+from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.oracle.differential import (
     MATCH_PROPERTY,
     DifferentialModel,
@@ -19,9 +20,8 @@ from kreassign.checker.oracle.differential import (
     field_diff,
     replay_against_impl,
 )
-from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.traces.replay import replay
 from kreassign.checker.traces.format import read_trace
+from kreassign.checker.traces.replay import replay
 
 from kreassign.cli import main
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model
+from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.explore.bfs import StateGraph
 from kreassign.checker.explore.liveness import find_fair_lasso
-from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay

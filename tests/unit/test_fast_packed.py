@@ -20,12 +20,12 @@ from itertools import pairwise
 import numpy as np
 import pytest
 from kreassign.checker.check.run import SEP, check_model, engine_properties
-from kreassign.checker.explore.bfs import explore
-from kreassign.checker.packed.bfs import explore_packed
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.config.engine_options import EngineOptions
-from kreassign.checker.packed.reassignment import NotPackable, PackedReassignment, packable, packed_explorer
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed.reassignment import NotPackable, PackedReassignment, packable, packed_explorer
 from kreassign.reference.kraft import KraftProfile
 
 OLD = "3.9.2"  # the 3.8-4.2 rules, where the counts pinned here were measured

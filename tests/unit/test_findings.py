@@ -22,10 +22,10 @@ from kreassign.checker.check.run import (
     engine_properties,
     expected_at,
 )
+from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.check.suite import DEFAULT_SUITE, QUOTA_SUITE
 from kreassign.checker.traces.format import read_trace
 from kreassign.reference.kip236 import Kip236Profile
 from kreassign.reference.kip455 import Kip455Profile

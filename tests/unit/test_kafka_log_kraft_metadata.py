@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from kreassign.checker.kafka_logs.kraft_metadata_log import check_metadata, parse_metadata_log, partition_diff
 from kreassign.checker.traces.validation import guess_format, validate_text
-from kreassign.reference import profile
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.codec import state_from_json
 

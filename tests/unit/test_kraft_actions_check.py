@@ -12,13 +12,12 @@ from dataclasses import replace
 import pytest
 from kreassign.checker.check.run import HOLDS, KNOWN, VIOLATED, check_model, expected_at
 from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
-from kreassign.checker.packed.reassignment import packable
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.packed.reassignment import packable
 from kreassign.checker.traces.format import read_trace
 from kreassign.checker.traces.replay import replay
 from kreassign.reference.kraft import CONTROLLER_ACTIONS, KraftProfile
 from kreassign.reference.steps import Step
-from kreassign.spec import actions as A
 from kreassign.spec import findings as F
 from kreassign.spec import messages as M
 

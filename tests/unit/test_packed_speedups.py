@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from kreassign.checker.packed.bfs import explore_packed
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.packed.bfs import explore_packed
+from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.spec import state as S
 from kreassign.spec.state import replace
 

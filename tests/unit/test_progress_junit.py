@@ -9,16 +9,15 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from kreassign.checker.check.junit import junit_xml, write_atomically
+from kreassign.checker.check.progress import ProgressReporter, summary_line
+from kreassign.checker.config import limits
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore import bfs
+from kreassign.checker.models.reassign import ReassignmentModel
 
 from kreassign.cli import main
 from kreassign.errors import UsageError
-
-from kreassign.checker.config import limits
-from kreassign.checker.check.junit import junit_xml, write_atomically
-from kreassign.checker.check.progress import ProgressReporter, summary_line
-from kreassign.checker.explore import bfs
-from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.models.reassign import ReassignmentModel
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGGY = f"{ROOT / 'docs' / 'examples' / 'buggy_kraft.py'}:BuggyKraft"

@@ -15,8 +15,8 @@ from types import MethodType
 
 import pytest
 from kreassign.checker.check.run import explore_classified
-from kreassign.checker.models.reassign import ReassignmentModel, in_flight
 from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.models.reassign import ReassignmentModel, in_flight
 from kreassign.reference import profile as real_profile
 from kreassign.reference.steps import Step
 from kreassign.spec.messages import AlterPartitionReassignmentsResponse

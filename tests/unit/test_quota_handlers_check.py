@@ -14,14 +14,13 @@ from fractions import Fraction as F
 from pathlib import Path
 
 import pytest
+from kreassign.checker.check.suite import QUOTA_SUITE
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models import quota_handlers as qh
 from kreassign.checker.models.registry import QUOTA, build_model, model_kind
-from kreassign.checker.check.suite import QUOTA_SUITE
+from test_exit_codes import run  # main(argv) -> (exit code, stdout, stderr), never a traceback
 
 from kreassign.errors import FINDING, OK, USAGE
-
-from test_exit_codes import run  # main(argv) -> (exit code, stdout, stderr), never a traceback
 
 PROFILES = ("kip599-handlers", "kip599-handlers-rate")
 

@@ -12,12 +12,8 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import settings
-from kreassign.checker.implementations.adapters import ReferenceImplementation
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.config.bounds import Bounds
-from kreassign.checker.oracle.differential import MATCH_PROPERTY, DifferentialModel
-from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.traces.replay import replay
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.fuzz.stateful import (
     EXAMPLE_FOUND,
     KNOWN,
@@ -28,7 +24,11 @@ from kreassign.checker.fuzz.stateful import (
     machine_for,
     run_fuzz,
 )
+from kreassign.checker.implementations.adapters import ReferenceImplementation
+from kreassign.checker.models.reassign import ReassignmentModel
+from kreassign.checker.oracle.differential import MATCH_PROPERTY, DifferentialModel
 from kreassign.checker.traces.format import read_trace
+from kreassign.checker.traces.replay import replay
 from kreassign.reference.kraft import KraftProfile
 from kreassign.spec.findings import known_violation
 from kreassign.spec.state import ordered_minus
@@ -254,8 +254,8 @@ def test_cli_fuzz_usage_errors_exit_2(argv, capsys):
 
 
 def test_the_machine_runs_any_model_and_notes_sometimes_examples():
-    from kreassign.checker.models.registry import build_model
     from kreassign.checker.models.quota import default_quota_bounds
+    from kreassign.checker.models.registry import build_model
 
     model = build_model("quota", "kip599", default_quota_bounds("kip599"))
     result = run_fuzz(model, model_kind="quota", hypothesis_settings=ci(30, 15),

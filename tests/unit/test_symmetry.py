@@ -7,13 +7,13 @@ reduced search does not visit exactly one representative per orbit.
 from __future__ import annotations
 
 import pytest
-from kreassign.checker.explore.bfs import explore
 from kreassign.checker.check.run import VIOLATED, check_model
 from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.reassign import ReassignmentModel
-from kreassign.checker.traces.replay import replay
 from kreassign.checker.models.symmetry import SYMMETRIC_PROFILES, SymmetryReduced, canonical
 from kreassign.checker.traces.format import read_trace
+from kreassign.checker.traces.replay import replay
 
 BOUNDS = Bounds(brokers=4, rf=2, reassigns=1, cancels=1, failures=1, targets="permutations")
 

@@ -17,9 +17,9 @@ from kreassign.checker.z3.diff import check_trace, differential
 from kreassign.checker.z3.profiles import encoding, reference_model
 from kreassign.checker.z3.prove import INVARIANT, NOT_ENCODED, PROVED, REFUTED, UNKNOWN, prove_reassignment
 from kreassign.reference import zk_controller as C
-from kreassign.reference.profile_base import Step
 from kreassign.reference.kip236 import Kip236Profile
 from kreassign.reference.kip455 import Kip455Profile
+from kreassign.reference.profile_base import Step
 from kreassign.reference.zk import ZkProfile
 from kreassign.spec import kafka_releases
 from kreassign.spec.findings import broken

@@ -32,14 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kreassign.checker.implementations.adapters import ImplementationError, DEFAULT_TIMEOUT, SubprocessImplementation
+from kreassign.checker.implementations.adapters import (
+    DEFAULT_TIMEOUT,
+    ImplementationError,
+    SubprocessImplementation,
+)
 from kreassign.spec import actions as A
+from kreassign.spec import kafka_releases
 from kreassign.spec.codec import to_json
 from kreassign.spec.state import ClusterState
 
 from kreassign.errors import InfraError, UsageError
-
-from kreassign.spec import kafka_releases
 
 from . import releases
 from .releases import cache_root
