@@ -185,3 +185,126 @@ def test_admin_answers_become_kafkas_error_codes():
     assert admin_code({"error_class": "NoReassignmentInProgressException"}) == 85
     assert admin_code({"error_class": "InvalidReplicaAssignmentException"}) == 39
     assert admin_code({"error_class": "SomethingNew"}) == -1
+
+
+# -- the runner, against a stand-in cluster that behaves as the model does (no JVM) --------------------------
+
+#: error code -> Kafka's exception class, the other way round from mapping.EXCEPTION_CODES
+EXCEPTION_OF = {code: name for name, code in mapping.EXCEPTION_CODES.items()}
+
+
+class _ModelAdmin:
+    """Kafka's Admin client answered from the model's settled state (optionally with a planted difference)."""
+
+    def __init__(self, model, wrong_cancel=False):
+        self.model, self.wrong_cancel = model, wrong_cancel
+        self.state = mapping.settle(model, model.init_states()[0])[0]
+        self.topic = None
+
+    def apply(self, action):
+        nxt, label = self.model.step(self.state, action)
+        self.state = mapping.settle(self.model, nxt)[0]
+        return label
+
+    def create_topic(self, name, assignment, configs):
+        assert assignment == {0: [1, 2, 3]} and configs["min.insync.replicas"] == "1"
+        self.topic = name
+
+    def alter_reassignments(self, changes):
+        [(topic, p, target)] = changes
+        action = A.Cancel("t", p) if target is None else A.Reassign("t", p, tuple(target))
+        code = mapping.response_code(self.apply(action).response, p)
+        if self.wrong_cancel and target is None:
+            code = 0 if code else 85
+        return [{"topic": topic, "partition": p, "error_class": EXCEPTION_OF[code] if code else None}]
+
+    def describe_topics(self, names):
+        c = self.state.cluster
+        parts = [{"partition": i, "replicas": list(p.replicas), "isr": list(p.isr),
+                  "leader": p.leader if p.leader >= 0 else None, "elr": list(p.elr)}
+                 for i, p in enumerate(c.topic("t").partitions)]
+        return {self.topic: {"partitions": parts}}
+
+    def list_reassignments(self):
+        return [{"topic": self.topic, "partition": i, "adding": list(p.adding), "removing": list(p.removing)}
+                for i, p in enumerate(self.state.cluster.topic("t").partitions) if p.reassigning]
+
+    def broker_ids(self):
+        return [b.id for b in self.state.cluster.brokers if b.active]
+
+    def quorum(self):
+        return {"leader": 3000}
+
+
+class _ModelCluster:
+    controllers = (3000,)
+
+    def __init__(self, model, **kw):
+        from types import SimpleNamespace
+
+        from kreassign.checker.cluster import ClusterSpec
+
+        self.spec = ClusterSpec(version="4.4.0", mode="kraft", controllers=1, brokers=4)
+        self.admin = _ModelAdmin(model, **kw)
+        self.nodes = [SimpleNamespace(name=f"broker-{b}", role="broker", state="running") for b in (1, 2, 3, 4)]
+
+    def wait_for(self, what, check, timeout_s, nodes=None):
+        from kreassign.checker.cluster import ClusterError
+
+        missing = check()
+        if missing is not None:
+            raise ClusterError(f"{what} did not happen within {timeout_s:.0f} s: {missing}")
+
+    def kill(self, node):
+        if node != 3000:
+            self.admin.apply(A.BrokerFail(node))
+
+    stop = kill
+
+    def restart(self, node):
+        self.admin.apply(A.ControllerFailover() if node == 3000 else A.BrokerRecover(node))
+
+    def active_controller(self):
+        return 3000
+
+
+def _cancel_walk():
+    s = random_walk(BOUNDS, 19, 6, require=(A.Reassign, A.BrokerFail, A.Cancel))
+    assert any(st.do == "cancel" for st in s.steps)
+    return s
+
+
+def test_the_runner_sees_no_divergence_where_the_cluster_does_what_the_model_does(tmp_path):
+    from kreassign.checker.scenarios.run import run_scenario
+
+    s = _cancel_walk()
+    result = run_scenario(_ModelCluster(mapping.model_for(s)), s, result_path=str(tmp_path / "r.json"),
+                          settle_s=0.1)
+    assert result.ok and result.divergences == [] and result.waits_met == result.waits_total > 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["ok"] is True and len(data["steps"]) == len(s.steps)
+    assert all(step["observed"]["partitions"]["0"] == step["expected"]["partitions"]["0"] for step in data["steps"])
+
+
+def test_the_runner_reports_a_different_answer_as_a_divergence():
+    from kreassign.checker.scenarios.run import run_scenario
+
+    s = _cancel_walk()
+    result = run_scenario(_ModelCluster(mapping.model_for(s), wrong_cancel=True), s, settle_s=0.1)
+    kinds = {d["kind"] for d in result.divergences}
+    assert "response" in kinds and not result.ok
+    first = next(d for d in result.divergences if d["kind"] == "response")
+    assert first["action"].startswith("cancel(") and "the reference answers" in first["what"]
+
+
+def test_a_wait_that_does_not_hold_fails_the_run_naming_it():
+    from kreassign.checker.scenarios.run import ScenarioWaitError, run_scenario
+
+    s = _cancel_walk()
+    cluster = _ModelCluster(mapping.model_for(s))
+    cluster.kill = lambda node: None  # the broker does not go away
+    cluster.stop = cluster.kill
+    with pytest.raises(ScenarioWaitError) as e:
+        run_scenario(cluster, s, settle_s=0.1)
+    assert "broker_fenced(broker=" in str(e.value) and e.value.exit_code == 3
+    assert e.value.result.failed.startswith("step 0: broker_fenced") and not e.value.result.ok
