@@ -178,12 +178,7 @@ def _watch(cluster) -> None:
 def run_fetch(args: argparse.Namespace) -> int:
     from kreassign.checker.implementations.kafka import releases
 
-    if args.all and args.versions:
-        raise UsageError("fetch: give versions or --all, not both")
-    versions = list(releases.RELEASES) if args.all else args.versions
-    if not versions:
-        raise UsageError(f"fetch: name a release (e.g. {releases.NEWEST}) or --all")
-    versions = [releases.parse_version(v, flag="fetch") for v in versions]  # all checked before any download
+    versions = releases.requested_versions(args.versions, args.all)
     done = []
     for v in versions:
         was_cached = releases.cached(v, "broker") is not None and not args.force

@@ -43,12 +43,7 @@ def _usage(parser: argparse.ArgumentParser):
 def run_fetch(args: argparse.Namespace) -> int:
     from kreassign.checker.implementations.kafka import releases
 
-    if args.all and args.versions:
-        raise UsageError("fetch: give versions or --all, not both")
-    versions = list(releases.RELEASES) if args.all else args.versions
-    if not versions:
-        raise UsageError(f"fetch: name a release (e.g. {releases.NEWEST}) or --all")
-    versions = [releases.parse_version(v, flag="fetch") for v in versions]  # all checked before any download
+    versions = releases.requested_versions(args.versions, args.all)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

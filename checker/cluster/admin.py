@@ -13,13 +13,12 @@ import hashlib
 import json
 import os
 import queue
-import shutil
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
+from kreassign.checker.implementations.javac import compile_into
 from kreassign.checker.implementations.kafka.releases import cache_root
 
 from kreassign.errors import InfraError
@@ -52,33 +51,9 @@ def compile_helper(javac: str, lib: Path, version: str) -> Path:
         h.update(f"{jar.name}|{st.st_size}|{int(st.st_mtime)}\n".encode())
     h.update(javac.encode())
     target = cache_root() / f"cluster-admin-{version}-{h.hexdigest()[:20]}"
-    marker = target / f"{MAIN_CLASS}.class"
-    if marker.is_file():
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="cluster-admin-tmp-", dir=target.parent))
-    except OSError as e:
-        raise AdminError(f"cannot write the cache {target.parent}: {e.strerror}") from None
-    try:
-        proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp",
-                               os.path.join(str(lib), "*"), str(SOURCE)],
-                              capture_output=True, text=True, timeout=300, check=False,
-                              stdin=subprocess.DEVNULL)
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise AdminError(f"javac could not compile the cluster's Admin helper against Kafka {version} "
-                             f"({lib}):\n" + "\n".join(tail))
-        try:
-            os.rename(tmp, target)  # atomic: a concurrent run sees the whole directory or none
-        except OSError:
-            if not marker.is_file():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another run won the race
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+
+    return compile_into(target, target / f"{MAIN_CLASS}.class", javac, ["-cp", os.path.join(str(lib), "*"), str(SOURCE)],
+                        f"the cluster's Admin helper against Kafka {version} ({lib})", AdminError)
 
 
 class ClusterAdmin:

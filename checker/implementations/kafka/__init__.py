@@ -25,8 +25,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ from kreassign.checker.implementations.adapters import (
     ImplementationError,
     SubprocessImplementation,
 )
+from kreassign.checker.implementations.javac import compile_into
 from kreassign.spec import actions as A
 from kreassign.spec import kafka_releases
 from kreassign.spec.codec import to_json
@@ -283,31 +282,10 @@ def compile_adapter(setup: KafkaSetup) -> Path:
     if marker.is_file():
         setup.classes = target
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="kafka-adapter-tmp-", dir=target.parent))
-    try:
-        generated = tmp / LAYER_FILE
-        generated.parent.mkdir(parents=True)
-        generated.write_text(release_class_source(setup.version), encoding="utf-8")
-        proc = subprocess.run(
-            [setup.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp", setup.classpath,
-             *(str(s) for s in setup.sources), str(generated)],
-            capture_output=True, text=True, timeout=300, check=False,
-        )
-        generated.unlink()  # the directory holds classes only
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise KafkaSetupError(f"--impl kafka: javac could not compile the Kafka adapter (layer {setup.layer.name}) "
-                                  f"against Kafka {setup.version} ({setup.classpath}):\n" + "\n".join(tail))
-        try:
-            os.rename(tmp, target)  # atomic: a concurrent run either sees the whole directory or none
-        except OSError:
-            if not marker.is_file():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another run won the race
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    compile_into(target, marker, setup.javac, ["-cp", setup.classpath, *(str(s) for s in setup.sources)],
+                 f"the Kafka adapter (layer {setup.layer.name}) against Kafka {setup.version} ({setup.classpath})",
+                 lambda message: KafkaSetupError(f"--impl kafka: {message}"),
+                 generated={LAYER_FILE: release_class_source(setup.version)})
     setup.classes = target
     return target
 

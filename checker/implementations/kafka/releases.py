@@ -83,6 +83,16 @@ def parse_version(text: str, *, flag: str = "--kafka-version") -> str:
         raise UsageError(f"{flag}: {e}") from None
 
 
+def requested_versions(versions: list[str], every: bool) -> list[str]:
+    """The releases a `fetch` names (`--all`: every supported one), each checked before anything is downloaded."""
+    if every and versions:
+        raise UsageError("fetch: give versions or --all, not both")
+    chosen = list(RELEASES) if every else versions
+    if not chosen:
+        raise UsageError(f"fetch: name a release (e.g. {NEWEST}) or --all")
+    return [parse_version(v, flag="fetch") for v in chosen]
+
+
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.split("."))
 
