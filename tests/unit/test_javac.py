@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from kreassign.checker.implementations.javac import compile_into
 
 pytestmark = pytest.mark.skipif(shutil.which("javac") is None, reason="needs javac (Java 17)")
