@@ -328,6 +328,20 @@ class Cluster:
     def address(self, node: int | str) -> str:
         return self._node(node).layout.address
 
+    def data_dir(self, node: int | str) -> Path:
+        """A node's data directory (its log.dirs; a KRaft controller's `__cluster_metadata-0` is in it)."""
+        return self._node(node).layout.data_dir
+
+    def tool_argv(self, main: str, args: list[str]) -> list[str]:
+        """The argv of a JVM running `main` of the cluster's release (the broker lib classpath, the cluster's JVM
+        options, its log4j output under the cluster's `tools/logs`): for Kafka's own tools, e.g. the dump-log
+        tool reading a node's segments. The caller runs it (and bounds its time)."""
+        if self.directory is None:
+            raise ClusterError("the cluster is not started (or is closed)")
+        logs = self.directory / "tools" / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        return C.jvm_argv(self._java, self.spec, self._lib, self.directory, logs, main, list(args))
+
     def pid(self, node: int | str) -> int | None:
         n = self._node(node)
         return n.proc.pid if n.running else None
