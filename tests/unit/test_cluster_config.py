@@ -409,3 +409,16 @@ def test_a_brokers_own_view_is_read_from_its_metadata_answer():
     assert struct.unpack(">hh", seen["request"][:4]) == (3, 4)  # Metadata, version 4
     assert seen["request"].endswith(struct.pack(">i?", 0, False))  # no topics, no auto-creation
     assert procs.broker_view(procs.free_ports(1)[0], timeout_s=0.5) is None  # nobody there
+
+
+def test_a_broker_set_fetched_before_the_reassignment_tool_was_added_is_fetched_again(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    d = releases.release_dir("4.4.0", "broker")
+    (d / "lib").mkdir(parents=True)
+    (d / "lib" / "kafka_2.13-4.4.0.jar").write_bytes(b"")
+    info = {"version": "4.4.0", "jars": ["kafka_2.13-4.4.0.jar"], "artifacts": ["kafka_2.13"]}
+    (d / "release.json").write_text(json.dumps(info))
+    assert releases.cached("4.4.0", "broker") is None  # stale: kafka-tools is missing
+    info["artifacts"] = list(releases.BROKER_ARTIFACTS)
+    (d / "release.json").write_text(json.dumps(info))
+    assert releases.cached("4.4.0", "broker") is not None

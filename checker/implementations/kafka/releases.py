@@ -42,9 +42,10 @@ NEWEST = kafka_releases.NEWEST
 DEFAULT_RELEASE = NEWEST
 #: what the controller classes need at run time; Maven adds their dependencies (jackson, zstd, ...)
 CONTROLLER_ARTIFACTS = ("kafka-metadata", "kafka-server-common", "kafka-raft", "kafka-clients")
-#: what a broker (`kafka.Kafka`), the storage tool and, for 3.9, ZooKeeper need: the core artifact (Maven adds
-#: the rest)
-BROKER_ARTIFACTS = ("kafka_2.13",)
+#: what a broker (`kafka.Kafka`), the storage tool, the dump-log tool and, for 3.9, ZooKeeper need (the core
+#: artifact), and Kafka's command-line tools a distribution's libs/ also holds (kafka-tools: the reassignment
+#: tool, `kafka-reassign-partitions.sh`'s class); Maven adds the rest
+BROKER_ARTIFACTS = ("kafka_2.13", "kafka-tools")
 #: the artifact sets: the controller's (the adapter's classpath) and a whole broker's (real clusters)
 KINDS = ("controller", "broker")
 GROUP = "org.apache.kafka"
@@ -115,6 +116,9 @@ def cached(version: str, kind: str = "controller") -> CachedRelease | None:
     jars = tuple(d / "lib" / name for name in info.get("jars", []))
     if not jars or not all(j.is_file() for j in jars):
         return None
+    wanted = CONTROLLER_ARTIFACTS if _kind(kind) == "controller" else BROKER_ARTIFACTS
+    if "artifacts" in info and not set(wanted) <= set(info["artifacts"]):
+        return None  # fetched for an older artifact set (the reassignment tool was added): fetch again
     return CachedRelease(version, d / "lib", jars, info.get("maven"))
 
 
