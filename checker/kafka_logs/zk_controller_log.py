@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.kafka_logs.zk_log_shapes import (
@@ -135,6 +135,8 @@ def _observations(shape: Shape, m: re.Match[str], line: int, text: str, parsed: 
                   ("memory_removing", ()), ("next_step", "B3")]
         if kind != "leader not in target":
             fields.append(("leader_live", kind.endswith("alive")))
+    elif kind == "ISR written for AlterPartition":
+        fields = state_fields(g["lai"])
     elif kind == "partition state changed":
         fields = state_fields(g["lai"])
         creation = g["from"] in ("NewPartition", "NonExistentPartition")
@@ -216,6 +218,7 @@ def parse_log(text: str) -> ParsedLog:
         for pattern in BROKER_LISTS:
             for b in pattern.finditer(line):
                 parsed.broker_ids.update(ids(b.group(1)))
+    parsed.observations = _unwritten_removals(parsed.observations)
     for obs in parsed.observations:
         for name in ("replicas", "adding", "removing", "memory_replicas", "memory_target"):
             v = obs.get(name)
@@ -226,6 +229,25 @@ def parse_log(text: str) -> ParsedLog:
     for _, _, replicas in parsed.targets:
         parsed.broker_ids.update(replicas)
     return parsed
+
+
+def _unwritten_removals(observations: list[Observation]) -> list[Observation]:
+    """Kafka logs "... after removing replica R from the ISR ..." also for a partition whose ISR does not hold R
+    (ZkReplicaStateMachine.doRemoveReplicasFromIsr logs leaderAndIsrsWithoutReplica, unwritten, with the
+    others; seen in 3.9.2: a controlled shutdown's removal, then the broker failure's again): such a line shows
+    the partition's state as the last line showed it, epochs and all, and is read as that state, not as a
+    write."""
+    last: dict[tuple[str, int], tuple] = {}
+    out = []
+    for obs in observations:
+        key = (obs.topic, obs.partition)
+        shown = tuple(obs.get(n) for n in ("leader", "isr", "leader_epoch", "partition_epoch"))
+        if obs.removed_replica is not None and last.get(key) == shown and obs.removed_replica not in shown[1]:
+            obs = replace(obs, removed_replica=None, what=obs.what + " (no write: not in the ISR)")
+        if None not in shown:
+            last[key] = (shown[0], shown[1], shown[2], shown[3])
+        out.append(obs)
+    return out
 
 
 BROKER_LISTS = (

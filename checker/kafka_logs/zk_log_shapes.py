@@ -85,6 +85,9 @@ SHAPES: list[Shape] = [
     _s("automatic preferred election", "context", "2.0-3.9", "KafkaController.processAutoPreferredReplicaLeaderElection",
        "Processing automatic preferred replica leader election",
        r"Processing automatic preferred replica leader election"),
+    # the controller's write of a leader's AlterPartition (KafkaController.processAlterPartition, DEBUG)
+    _s("ISR written for AlterPartition", "state", "3.9 (DEBUG)", "KafkaController.processAlterPartition",
+       "ISR for partition", rf"ISR for partition {TP} updated to (?P<lai>LeaderAndIsr\(.*\))"),
     _s("reassignment before KIP-455", "outside", "1.0-2.3", "KafkaController.onPartitionReassignment (1.x - 2.3)",
        "being reassigned",
        r"Updated assigned replicas for partition \S+ being reassigned to|New replicas [\d,]* for partition \S+ "
@@ -114,6 +117,11 @@ SHAPES: list[Shape] = [
     _s("replica state changed", "context", "1.0-3.9", "ReplicaStateMachine.logSuccessfulTransition",
        "Changed state of replica",
        rf"Changed state of replica (?P<b>\d+) for partition {TP} from (?P<from>\w+) to (?P<to>\w+)"),
+    # a transition to the state the replica is in, refused and skipped (logInvalidTransition: no request, no
+    # write); seen in 3.9.2 when step A2 runs again for a resumed reassignment (NewReplica to NewReplica)
+    _s("replica already in the state", "context", "1.0-3.9", "ZkReplicaStateMachine.logInvalidTransition",
+       "initiated state change of replica",
+       rf"initiated state change of replica (?P<b>\d+) for partition {TP} from (?P<from>\w+) to (?P=from) failed"),
     _s("failed replica state change", "outside", "1.0-3.9", "ReplicaStateMachine.logFailedStateChange", "epoch",
        rf"Controller (?P<c>\d+) epoch (?P<ce>\d+) (?:failed to change state for replica|initiated state change of "
        rf"replica) (?P<b>\d+) for partition {TP}"),
@@ -149,7 +157,11 @@ SHAPES: list[Shape] = [
        r"|[Cc]ompleted the become-(?:leader|follower)|Stopped fetchers as part of (?:become-follower|LeaderAndIsr)"),
     _s("leader info cached", "context", "1.0-3.9", "MetadataCache.updateMetadata", "Cached leader info",
        r"Cached leader info .* for partition"),
-    _s("controlled shutdown", "outside", "1.0-3.9", "KafkaController.doControlledShutdown",
+    # context: a controlled shutdown's writes are onBrokerFailure's (KafkaController.doControlledShutdown: the
+    # leaders it leads elected by ControlledShutdownPartitionLeaderElectionStrategy — the first replica in the
+    # ISR, live and not shutting down, as the offline election picks once the broker is gone — the others'
+    # OfflineReplica ISR removals): they are checked as the model's BrokerFail
+    _s("controlled shutdown", "context", "1.0-3.9", "KafkaController.doControlledShutdown",
        "hutting down", r"Shutting down broker (?P<b>\d+)|[Cc]ontrolled shutdown"),
 ]
 

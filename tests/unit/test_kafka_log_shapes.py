@@ -14,6 +14,14 @@ from kreassign.checker.kafka_logs.zk_log_shapes import SHAPES, match_line
 P = "[2024-01-02 03:04:05,678] INFO "  # a log4j prefix (ConversionPattern "[%d] %p %m (%c)%n")
 CASES = [
     # (shape, Kafka tag: file, line, expected partition, expected fields)
+    ("ISR written for AlterPartition", "3.9.2: controller/KafkaController.scala processAlterPartition (DEBUG)",
+     ("[2026-11-27 19:15:54,242] DEBUG [Controller id=1] ISR for partition t-0 updated to LeaderAndIsr(leader=1, "
+      "leaderEpoch=2, isrWithBrokerEpoch=List(BrokerState(brokerId=1, brokerEpoch=-1), BrokerState(brokerId=4, "
+      "brokerEpoch=-1)), leaderRecoveryState=RECOVERED, partitionEpoch=3). (kafka.controller.KafkaController)"),
+     ("t", 0), {"leader": 1, "isr": (1, 4), "leader_epoch": 2, "partition_epoch": 3}),
+    ("replica already in the state", "3.9.2: controller/ReplicaStateMachine.scala logInvalidTransition",
+     ("[Controller id=1 epoch=3] Controller 1 epoch 3 initiated state change of replica 4 for partition t-0 from "
+      "NewReplica to NewReplica failed (state.change.logger)"), None, {}),
     ("assignment written", "2.4.1: controller/KafkaController.scala",
      ("[Controller id=1] Successfully updated assignment of partition t-0 to ReplicaAssignment(replicas=4,5,1,2, "
      "addingReplicas=4,5, removingReplicas=1,2) (kafka.controller.KafkaController)"),
