@@ -25,7 +25,9 @@ LOGS = ("controller", "state-change")
 #: validate-trace's bounds with every explanation kept (--all-explanations): a scenario's log is short, and the
 #: shortest explanation of a line can be the wrong one (an "Updated leader epoch" line explained by a broker
 #: failure's ISR removal rather than a resumed reassignment's step A1, seen on 3.9.2), which a later line refutes
-LIMITS = SearchLimits(shortest=False)
+#: and up to 4 failovers between two lines: a `reelect_controller` step and the re-elections that move the
+#: controller off a broker about to fail (run.py) may fall between two lines of the topic
+LIMITS = SearchLimits(shortest=False, max_failovers=4)
 #: a log4j line's own timestamp (Kafka's distribution: `[%d] %p %m (%c)%n`); other lines continue the one above
 TIMESTAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 #: the topics a controller log names as created or deleted
