@@ -194,5 +194,15 @@ class ClusterAdmin:
         return self.call("elect_leaders", timeout_s, type="unclean" if unclean else "preferred",
                          partitions=[{"topic": t, "partition": p} for t, p in partitions])
 
+    def znodes(self, connect: str, paths: list[str], timeout_s: float = 10.0) -> dict[str, dict]:
+        """ZooKeeper mode: each path read with ZooKeeper's own client through `connect` (the cluster's ZooKeeper
+        address): {path: {"exists": False} or {"exists": True, "data": text or None, "version", "children"}}."""
+        return self.call("znodes", timeout_s, connect=connect, paths=list(paths))
+
+    def delete_znode(self, connect: str, path: str, timeout_s: float = 10.0) -> None:
+        """ZooKeeper mode: delete one znode (any version); a missing one is an AdminRequestError
+        (NoNodeException)."""
+        self.call("znode_delete", timeout_s, connect=connect, path=path)
+
 
 __all__ = ["AdminError", "AdminRequestError", "ClusterAdmin", "compile_helper"]

@@ -1,5 +1,9 @@
 """What a running cluster is asked during a scenario: the named wait conditions (each returns None once it
-holds, or what is still missing, for `Cluster.wait_for`), and one observation of the scenario's topic."""
+holds, or what is still missing, for `Cluster.wait_for`), and one observation of the scenario's topic.
+
+In ZooKeeper mode a broker is "fenced" once its ephemeral /brokers/ids znode is gone (its session expired, or it
+shut down) and the brokers' metadata no longer lists it; the controller is the broker in /controller, as
+DescribeCluster reports it; the observation adds what ZooKeeper holds (znodes.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 from kreassign.checker.cluster import Cluster
 
+from . import znodes
 from .format import Wait
 
 
@@ -25,6 +30,10 @@ def observe(cluster: Cluster, topic: str) -> dict[str, Any]:
             "leader": p["leader"], "adding": sorted(r["adding"]) if r else [],
             "removing": sorted(r["removing"]) if r else [], "elr": sorted(p["elr"]),
         }
+    if cluster.spec.mode == "zk":
+        return {"partitions": parts, "brokers": sorted(cluster.admin.broker_ids()),
+                "controller": cluster.admin.describe_cluster()["controller"],
+                "znodes": znodes.observe(cluster, topic, sorted(int(p) for p in parts))}
     return {"partitions": parts, "brokers": sorted(cluster.admin.broker_ids()),
             "controller": cluster.admin.quorum()["leader"]}
 
@@ -53,6 +62,18 @@ def check_of(cluster: Cluster, topic: str, wait: Wait) -> Callable[[], str | Non
             high = wait.at_most is not None and len(isr) > wait.at_most
             return f"ISR of {topic}-{wait.partition} is {isr}" if low or high else None
         return isr_size
+    if wait.until == "broker_fenced" and cluster.spec.mode == "zk":
+        return lambda: (f"broker-{wait.broker}'s /brokers/ids znode is still there"
+                        if znodes.registered(cluster, wait.broker) else
+                        f"broker-{wait.broker} still in the brokers' metadata"
+                        if wait.broker in admin.broker_ids() else None)
+    if wait.until == "broker_registered" and cluster.spec.mode == "zk":
+        return lambda: (f"broker-{wait.broker} has no /brokers/ids znode"
+                        if not znodes.registered(cluster, wait.broker) else None
+                        if wait.broker in admin.broker_ids() else
+                        f"broker-{wait.broker} not yet in the brokers' metadata")
+    if wait.until == "controller_active" and cluster.spec.mode == "zk":
+        return lambda: None if admin.describe_cluster()["controller"] is not None else "no controller broker"
     if wait.until == "broker_fenced":
         return lambda: (f"broker-{wait.broker} still registered and unfenced"
                         if wait.broker in admin.broker_ids() else None)

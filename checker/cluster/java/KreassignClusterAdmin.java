@@ -128,6 +128,10 @@ public final class KreassignClusterAdmin {
                 return listReassignments(admin, t);
             case "elect_leaders":
                 return electLeaders(admin, req, t);
+            case "znodes":  // zk mode: read znodes with ZooKeeper's own client
+                return znodes(req, t);
+            case "znode_delete":  // zk mode: delete one znode (e.g. /controller: every broker re-elects)
+                return znodeDelete(req, t);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -354,5 +358,77 @@ public final class KreassignClusterAdmin {
             }
         }
         return out;
+    }
+
+    // -- ZooKeeper mode: znodes read with ZooKeeper's own client (org.apache.zookeeper.ZooKeeper, in 3.9's broker
+    //    lib), loaded by name because the helper is also compiled against 4.x's jars, which have no ZooKeeper.
+    //    One short session per request: a cluster's ZooKeeper may be restarted between requests.
+
+    private static Object zookeeper(String connect, int t) throws Exception {
+        Class<?> client = Class.forName("org.apache.zookeeper.ZooKeeper");
+        Class<?> watcher = Class.forName("org.apache.zookeeper.Watcher");
+        Object quiet = java.lang.reflect.Proxy.newProxyInstance(watcher.getClassLoader(), new Class<?>[] {watcher},
+            (proxy, method, args) -> {
+                switch (method.getName()) {
+                    case "hashCode": return System.identityHashCode(proxy);
+                    case "equals": return proxy == args[0];
+                    case "toString": return "kreassign-znodes";
+                    default: return null;  // session events: the calls below wait for their own answers
+                }
+            });
+        return client.getConstructor(String.class, int.class, watcher).newInstance(connect, Math.max(t, 4000), quiet);
+    }
+
+    private static Object zkCall(Object zk, String name, Class<?>[] types, Object... args) throws Exception {
+        try {
+            return zk.getClass().getMethod(name, types).invoke(zk, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
+        }
+    }
+
+    /** {path: {"exists", "data" (UTF-8 text or null), "version", "children" (sorted)}} for each of "paths". */
+    private static JsonNode znodes(JsonNode req, int t) throws Exception {
+        Object zk = zookeeper(req.path("connect").asText(), t);
+        try {
+            Class<?> statClass = Class.forName("org.apache.zookeeper.data.Stat");
+            ObjectNode o = JSON.createObjectNode();
+            for (String path : strings(req.path("paths"))) {
+                ObjectNode z = o.putObject(path);
+                Object stat = statClass.getConstructor().newInstance();
+                byte[] data;
+                List<?> children;
+                try {
+                    data = (byte[]) zkCall(zk, "getData", new Class<?>[] {String.class, boolean.class, statClass},
+                        path, false, stat);
+                    children = (List<?>) zkCall(zk, "getChildren", new Class<?>[] {String.class, boolean.class},
+                        path, false);
+                } catch (Exception e) {
+                    if (!"NoNodeException".equals(e.getClass().getSimpleName())) {
+                        throw e;
+                    }
+                    z.put("exists", false);
+                    continue;
+                }
+                z.put("exists", true);
+                z.put("data", data == null ? null : new String(data, StandardCharsets.UTF_8));
+                z.put("version", (Integer) statClass.getMethod("getVersion").invoke(stat));
+                ArrayNode names = z.putArray("children");
+                children.stream().map(String::valueOf).sorted().forEach(names::add);
+            }
+            return o;
+        } finally {
+            zkCall(zk, "close", new Class<?>[] {});
+        }
+    }
+
+    private static JsonNode znodeDelete(JsonNode req, int t) throws Exception {
+        Object zk = zookeeper(req.path("connect").asText(), t);
+        try {
+            zkCall(zk, "delete", new Class<?>[] {String.class, int.class}, req.path("path").asText(), -1);
+            return JSON.nullNode();
+        } finally {
+            zkCall(zk, "close", new Class<?>[] {});
+        }
     }
 }
