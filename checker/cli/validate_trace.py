@@ -56,6 +56,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kafka-version", metavar="V",
                         help="kraft: the Kafka release whose rules the trace must follow (default: the newest); a "
                         "metadata log's own records give its metadata.version and ELR")
+    parser.add_argument("--topic", action="append", metavar="T",
+                        help="kraft-metadata: check only topic T's records (repeatable; the brokers' records are "
+                        "checked as they touch T; default: every topic)")
     parser.add_argument("--json", action="store_true", help="machine-readable verdict on stdout")
     parser.set_defaults(func=run)
 
@@ -80,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--kraft-actions: unknown action {bad[0]!r} (known: {', '.join(CONTROLLER_ACTIONS)})")
     text = _read(args.file)
     fmt = args.format or guess_format(text)
+    if args.topic and fmt != "kraft-metadata":
+        raise UsageError(f"--topic: only for a KRaft metadata log, not {fmt}")
     if args.max_candidates < 1:
         raise UsageError("--max-candidates: must be at least 1")
     limits = SearchLimits(args.max_unlogged, args.max_requests, args.max_failures, args.max_failovers,
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             from kreassign.checker.implementations.kafka.releases import parse_version
 
             version = parse_version(args.kafka_version)
-        result = validate_text(text, fmt, args.profile, limits, version)  # a TraceFormatError (exit 2) names the line
+        result = validate_text(text, fmt, args.profile, limits, version, topics=args.topic)  # a TraceFormatError (exit 2) names the line
     except UsageError as e:
         if args.file in str(e):
             raise

@@ -194,6 +194,21 @@ class ClusterAdmin:
         return self.call("elect_leaders", timeout_s, type="unclean" if unclean else "preferred",
                          partitions=[{"topic": t, "partition": p} for t, p in partitions])
 
+    def alter_configs(self, resource: str, name: str, *, set_: dict[str, str] | None = None,
+                      delete: list[str] | None = None, timeout_s: float = 10.0) -> None:
+        """Incremental changes of a `resource` ("topic" or "broker") config: keys set, keys deleted (back to the
+        default); a broker's are dynamic configs (kafka-configs.sh --entity-type brokers)."""
+        if resource not in ("topic", "broker"):
+            raise ValueError(f"resource: topic or broker, not {resource!r}")
+        self.call("alter_configs", timeout_s, resource=resource, name=name, set=dict(set_ or {}),
+                  delete=list(delete or []))
+
+    def produce(self, topic: str, partition: int, *, records: int = 1, size: int = 1024,
+                timeout_s: float = 10.0) -> list[int]:
+        """`records` records of `size` bytes into one partition, each acknowledged by its leader (acks=1); their
+        offsets. A leaderless partition is an AdminRequestError (a TimeoutException) after `timeout_s`."""
+        return self.call("produce", timeout_s, topic=topic, partition=partition, records=records, bytes=size)
+
     def znodes(self, connect: str, paths: list[str], timeout_s: float = 10.0) -> dict[str, dict]:
         """ZooKeeper mode: each path read with ZooKeeper's own client through `connect` (the cluster's ZooKeeper
         address): {path: {"exists": False} or {"exists": True, "data": text or None, "version", "children"}}."""

@@ -68,6 +68,9 @@ class ClusterSpec:
     # wait)
     session_timeout_ms: int = 6000
     broker_config: tuple[tuple[str, str], ...] = field(default=())  # extra server.properties of every broker
+    # extra server.properties of every KRaft controller (settings the controller reads in KRaft, such as
+    # auto.leader.rebalance.enable: a broker's setting in ZooKeeper mode)
+    controller_config: tuple[tuple[str, str], ...] = field(default=())
     heap_mb: int = 256
     start_timeout_s: float = 120.0
 
@@ -110,6 +113,10 @@ class ClusterSpec:
                 or not 0 < self.start_timeout_s <= 3600:
             raise ClusterSpecError("start_timeout_s", f"seconds in (0, 3600], not {self.start_timeout_s!r}")
         object.__setattr__(self, "broker_config", _settings(self.broker_config))
+        object.__setattr__(self, "controller_config", _settings(self.controller_config, "controller_config"))
+        if self.controller_config and self.mode == "zk":
+            raise ClusterSpecError("controller_config", "only for KRaft (in zk mode the controller is a broker: "
+                                                        "broker_config)")
 
     @property
     def level(self) -> str:
@@ -139,19 +146,20 @@ def _int_in(name: str, value: object, low: int, high: int) -> None:
         raise ClusterSpecError(name, f"an integer from {low} to {high}, not {value!r}")
 
 
-def _settings(value: object) -> tuple[tuple[str, str], ...]:
-    """broker_config as sorted (key, value) pairs, from a mapping or pairs; the cluster's own keys refused."""
+def _settings(value: object, name: str = "broker_config") -> tuple[tuple[str, str], ...]:
+    """broker_config (or controller_config) as sorted (key, value) pairs, from a mapping or pairs; the
+    cluster's own keys refused."""
     items = list(value.items()) if isinstance(value, Mapping) else list(value)  # type: ignore[arg-type]
     out: dict[str, str] = {}
     for item in items:
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and item[0].strip()):
-            raise ClusterSpecError("broker_config", f"expected key=value settings, got {item!r}")
+            raise ClusterSpecError(name, f"expected key=value settings, got {item!r}")
         key, val = item[0].strip(), str(item[1])
         if key in RESERVED_SETTINGS:
-            raise ClusterSpecError("broker_config", f"{key} is set by the cluster (every listener on {HOST}, "
-                                                    "every file in its directory)")
+            raise ClusterSpecError(name, f"{key} is set by the cluster (every listener on {HOST}, "
+                                         "every file in its directory)")
         if "\n" in key or "\n" in val:
-            raise ClusterSpecError("broker_config", f"{key}: one line per setting")
+            raise ClusterSpecError(name, f"{key}: one line per setting")
         out[key] = val
     return tuple(sorted(out.items()))
 
@@ -266,6 +274,8 @@ def server_properties(spec: ClusterSpec, node: NodeLayout, nodes: tuple[NodeLayo
               ("background.threads", 2)]
     if node.role == "broker":
         pairs += list(spec.broker_config)
+    elif node.role == "controller":
+        pairs += list(spec.controller_config)
     return f"# written by kreassign for a throwaway cluster (docs/cluster.md): every listener on {HOST}\n" \
         + _properties(pairs)
 

@@ -1,7 +1,9 @@
 """Read a KRaft metadata log and check it record by record against a KRaft profile.
 
 Input: the output of `kafka-dump-log.sh --cluster-metadata-decoder --files …/__cluster_metadata-0/*.log`
-(Kafka 3.x, core/src/main/scala/kafka/tools/DumpLogSegments.scala): batch header lines
+(Kafka 3.x and 4.0: core's kafka/tools/DumpLogSegments.scala; 4.4: tools' org/apache/kafka/tools/
+DumpLogSegments.java, the same lines; a real 3.9.2 / 4.0.2 / 4.4.0 cluster's output is in
+tests/fixtures/kraft_metadata_real/): batch header lines
 `baseOffset: B lastOffset: L count: N … isControl: false …` followed by one line per record,
 
     | offset: 12 CreateTime: 1700000000000 keySize: -1 valueSize: 30 sequence: -1 headerKeys: [] payload: {"type":"PARTITION_CHANGE_RECORD","version":0,"data":{"partitionId":0,"topicId":"…","isr":[1,2]}}
@@ -18,12 +20,16 @@ A metadata log is the controller's own sequence of decisions, so the check is st
 taken in the state the previous records built — a PartitionChangeRecord one of
 AlterPartition (any ISR the leader may have sent), AlterPartitionReassignments (the target
 it shows, or a cancel) or an election; a batch that fences / unfences a broker exactly the
-records of `BrokerFail` / `BrokerRecover`. Epochs are replayed as Kafka does
+records of `BrokerFail` / `BrokerRecover`, one that puts it in controlled shutdown those of
+`BrokerControlledShutdown`, a live broker's new registration those of `BrokerRestart`. Epochs are replayed as Kafka does
 (`kraft_change.apply_record` = PartitionRegistration.merge), so a record that bumps the
 leader epoch when the reference does not is caught too. A partition's PartitionRecord
-(creation, or a snapshot) is its initial state. Records about things outside the model
-(topic deletion, controlled shutdown, a partition whose creation is not in the log) are
-counted as not understood and make the verdict INCONCLUSIVE, never INVALID.
+(creation, or a snapshot) is its initial state; the ELR fields (4.x, KIP-966) are replayed and
+compared like the ISR, with the topic's min.insync.replicas from the log's ConfigRecords. Records
+about things outside the model (topic deletion, an ELR cleared by a configuration change, a
+partition whose creation is not in the log) are counted as not understood and make the verdict
+INCONCLUSIVE, never INVALID. With `topics`, only those topics' records are checked (a broker's
+batch on its changes of them); the others are skipped and counted.
 
 Each partition is modelled as its own one-partition topic `T/P` (the kraft reference never
 relates partitions of one topic except through the topic's unclean-election flag, which is
@@ -35,6 +41,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
@@ -48,6 +55,8 @@ from kreassign.errors import UsageError
 
 BATCH = re.compile(r"baseOffset: (?P<base>-?\d+) lastOffset: (?P<last>-?\d+) count: \S+.*?isControl: (?P<ctl>true|false)")
 RECORD = re.compile(r"\|\s*offset: (?P<offset>\d+) .*?(?: payload: (?P<payload>.*))?$")
+# `--skip-record-metadata`: the record line is only its payload (DumpLogSegments.dumpLog, 3.9 - 4.4)
+BARE_RECORD = re.compile(r"^\|\s+payload: (?P<payload>.*)$")
 SHELL_TEXT = re.compile(r"PartitionRegistration\((?P<body>replicas=.*)\)\s*$")
 SHELL_PATH = re.compile(r"\bcat\s+(?:/image)?/topics/(?:byName/)?(?P<topic>[^/\s]+)/(?P<partition>\d+)(?:/data)?\s*$")
 
@@ -57,8 +66,10 @@ IRRELEVANT = {
     "REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "CLIENT_QUOTA_RECORD", "USER_SCRAM_CREDENTIAL_RECORD",
     "REMOVE_USER_SCRAM_CREDENTIAL_RECORD", "DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD",
     "ZK_MIGRATION_STATE_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD",
-    "REGISTER_CONTROLLER_RECORD", "UNREGISTER_BROKER_RECORD",
+    "REGISTER_CONTROLLER_RECORD", "UNREGISTER_CONTROLLER_RECORD", "UNREGISTER_BROKER_RECORD",
 }
+# record types about one topic (by name or id): with `topics`, those of other topics are skipped
+PARTITION_TYPES = {"PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "PARTITION_STATE"}
 
 
 @dataclass(frozen=True)
@@ -148,7 +159,7 @@ def parse_metadata_log(text: str) -> MetadataLog:
             control = m.group("ctl") == "true"
             log.shapes["batch header"] += 1
             continue
-        m = RECORD.search(line)
+        m = RECORD.search(line) or BARE_RECORD.search(line)
         if m:
             payload = m.group("payload")
             if control:
@@ -161,7 +172,8 @@ def parse_metadata_log(text: str) -> MetadataLog:
             data = _json(n, payload, "payload")
             if not isinstance(data, dict) or not isinstance(data.get("type"), str) or not isinstance(data.get("data"), dict):
                 raise UsageError(f"line {n}: payload: expected {{\"type\": …, \"version\": …, \"data\": {{…}}}}")
-            log.records.append(MetaRecord(n, line, data["type"], data["data"], batch, int(m.group("offset"))))
+            offset = int(m.group("offset")) if "offset" in m.re.groupindex else None
+            log.records.append(MetaRecord(n, line, data["type"], data["data"], batch, offset))
             log.shapes[data["type"]] += 1
             continue
         m = SHELL_PATH.search(line)
@@ -227,6 +239,9 @@ class MetadataResult:
     partitions: int = 0
     brokers: int = 0
     states: dict[int, ClusterState] = field(default_factory=dict)  # after each batch, by its last offset (keep_states)
+    other_topics: list[int] = field(default_factory=list)  # lines about topics outside `topics`, not checked
+    topics: tuple[str, ...] | None = None  # the topics checked (None: all)
+    final_state: ClusterState | None = None  # the state the records built, up to the finding if any
 
 
 def _key(topic: str, partition: int) -> str:
@@ -253,11 +268,21 @@ def _partition_of(data: dict, line: int) -> Partition:
         replicas=_ids(data, "replicas", line), isr=_ids(data, "isr", line), leader=_int(data, "leader", line),
         adding=_ids(data, "addingReplicas", line) if "addingReplicas" in data else (),
         removing=_ids(data, "removingReplicas", line) if "removingReplicas" in data else (),
-        leader_epoch=_int(data, "leaderEpoch", line), partition_epoch=_int(data, "partitionEpoch", line))
+        leader_epoch=_int(data, "leaderEpoch", line), partition_epoch=_int(data, "partitionEpoch", line),
+        elr=_elr(data, "eligibleLeaderReplicas", line), last_known_elr=_elr(data, "lastKnownElr", line))
+
+
+def _elr(data: dict, name: str, line: int) -> tuple[int, ...]:
+    """An ELR field (PartitionRecord / PartitionChangeRecord v2+, KIP-966): absent or null is empty; the ELR is
+    a set, kept ascending as the model keeps it."""
+    if data.get(name) is None:
+        return ()
+    ids = _ids(data, name, line)
+    return tuple(sorted(ids)) if name == "eligibleLeaderReplicas" else ids
 
 
 CHANGE_FIELDS = {"isr": "isr", "leader": "leader", "replicas": "replicas", "removingReplicas": "removing",
-                 "addingReplicas": "adding"}
+                 "addingReplicas": "adding", "eligibleLeaderReplicas": "elr", "lastKnownElr": "last_known_elr"}
 
 
 def change_of(data: dict, line: int) -> dict:
@@ -270,6 +295,8 @@ def change_of(data: dict, line: int) -> dict:
             leader = _int(data, name, line)
             if leader != -2:
                 out[ours] = leader
+        elif ours in ("elr", "last_known_elr"):
+            out[ours] = _elr(data, name, line)
         else:
             out[ours] = _ids(data, name, line)
     return out
@@ -278,15 +305,18 @@ def change_of(data: dict, line: int) -> dict:
 def describe(p: Partition | None) -> str:
     if p is None:
         return "unknown"
+    elr = (f" elr={list(p.elr)}" if p.elr else "") + (f" last_known_elr={list(p.last_known_elr)}"
+                                                       if p.last_known_elr else "")
     return (f"replicas={list(p.replicas)} adding={list(p.adding)} removing={list(p.removing)} isr={sorted(p.isr)} "
-            f"leader={p.leader} leader_epoch={p.leader_epoch} partition_epoch={p.partition_epoch}")
+            f"leader={p.leader} leader_epoch={p.leader_epoch} partition_epoch={p.partition_epoch}{elr}")
 
 
 def partition_diff(observed: Partition, model: Partition) -> list[str]:
     out = []
-    for name in ("replicas", "adding", "removing", "isr", "leader", "leader_epoch", "partition_epoch"):
+    for name in ("replicas", "adding", "removing", "isr", "leader", "leader_epoch", "partition_epoch", "elr",
+                 "last_known_elr"):
         a, b = getattr(observed, name), getattr(model, name)
-        if name == "isr":
+        if name in ("isr", "elr"):
             a, b = sorted(a), sorted(b)
         if a != b:
             out.append(f"{name}: the log has {a if not isinstance(a, tuple) else list(a)}, "
@@ -297,18 +327,22 @@ def partition_diff(observed: Partition, model: Partition) -> list[str]:
 def _same(p: Partition | None, q: Partition | None) -> bool:
     if p is None or q is None:
         return p is q
-    return (p.replicas, p.adding, p.removing, p.leader, p.leader_epoch, p.partition_epoch) == (
-        q.replicas, q.adding, q.removing, q.leader, q.leader_epoch, q.partition_epoch) and set(p.isr) == set(q.isr)
+    return (p.replicas, p.adding, p.removing, p.leader, p.leader_epoch, p.partition_epoch, p.last_known_elr) == (
+        q.replicas, q.adding, q.removing, q.leader, q.leader_epoch, q.partition_epoch, q.last_known_elr) \
+        and set(p.isr) == set(q.isr) and set(p.elr) == set(q.elr)
 
 
 class MetadataChecker:
     """Replays the records onto a model state and asks the reference for each step (module docstring)."""
 
-    def __init__(self, profile: Profile):
+    def __init__(self, profile: Profile, topics: frozenset[str] | None = None):
         self.profile = profile
+        self.topics = topics  # check only these topics' records (None: all)
         self.state = ClusterState(brokers=(), topics=())
         self.names: dict[str, str] = {}  # topicId -> name
         self.unclean: dict[str, bool] = {}  # topic -> unclean.leader.election.enable ("" = the cluster default)
+        self.min_isr: dict[str, int] = {}  # topic -> min.insync.replicas ("" = the cluster default)
+        self.other_topics: list[int] = []  # lines of records about topics outside `topics`, skipped
         self.untracked: set[str] = set()  # partitions whose state is unknown (created before the log)
         self.explained: Counter = Counter()
         self.not_understood: dict[str, list[int]] = {}
@@ -334,9 +368,14 @@ class MetadataChecker:
         if state.topic(key) is not None:
             return state.with_partition(key, 0, part)
         topic = key.rsplit("/", 1)[0]
-        flag = self.unclean.get(topic, self.unclean.get("", False))
-        topics = sorted(state.topics + (Topic(key, (part,), unclean_leader_election=flag),), key=lambda t: t.name)
-        return replace(state, topics=tuple(topics))
+        new = self._configured(Topic(key, (part,)), topic)
+        return replace(state, topics=tuple(sorted(state.topics + (new,), key=lambda t: t.name)))
+
+    def _configured(self, t: Topic, topic: str) -> Topic:
+        """`t` with its topic's configuration as the log set it: the topic's own, else the cluster default's
+        (resource "" of type BROKER), else Kafka's default (unclean off, min.insync.replicas 1)."""
+        return replace(t, unclean_leader_election=self.unclean.get(topic, self.unclean.get("", False)),
+                       min_insync_replicas=self.min_isr.get(topic, self.min_isr.get("", 1)))
 
     def ensure_brokers(self, ids, line: int) -> None:
         for b in ids:
@@ -353,6 +392,8 @@ class MetadataChecker:
 
     # -- one batch -----------------------------------------------------------------------------------
     def batch(self, recs: list[MetaRecord]) -> Finding | None:
+        if self.topics is not None:
+            recs = self._mine(recs)
         brokers = [r for r in recs if self._broker_change(r) is not None]
         if len(brokers) == 1:
             return self.broker_step(recs, brokers[0])
@@ -361,6 +402,26 @@ class MetadataChecker:
             if found is not None:
                 return found
         return None
+
+    def _mine(self, recs: list[MetaRecord]) -> list[MetaRecord]:
+        """The batch without the records about topics outside `self.topics` (counted in `other_topics`)."""
+        for r in recs:  # a topic's name comes in the batch that creates it
+            if r.type == "TOPIC_RECORD" and isinstance(r.data.get("topicId"), str):
+                self.names[r.data["topicId"]] = r.data.get("name")
+        out = []
+        for r in recs:
+            topic = None
+            if r.type in PARTITION_TYPES or r.type in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
+                topic = self.topic_name(r)
+            elif r.type == "CONFIG_RECORD" and r.data.get("resourceType") == 2:
+                topic = r.data.get("resourceName")
+            elif r.type == "CLEAR_ELR_RECORD" and r.data.get("topicName"):
+                topic = r.data.get("topicName")
+            if topic is not None and topic not in self.topics:
+                self.other_topics.append(r.line)
+            else:
+                out.append(r)
+        return out
 
     @staticmethod
     def _broker_change(rec: MetaRecord) -> str | None:
@@ -394,15 +455,33 @@ class MetadataChecker:
         elif t == "PARTITION_CHANGE_RECORD":
             return self.change(rec)
         elif t == "CONFIG_RECORD":
-            if d.get("name") == "unclean.leader.election.enable" and d.get("resourceType") in (2, 4):
+            name = d.get("name")
+            # resourceType 2 TOPIC, 4 BROKER (name "": the cluster default) — ConfigResource.Type ids
+            if name in ("unclean.leader.election.enable", "min.insync.replicas") and d.get("resourceType") in (2, 4) \
+                    and (d.get("resourceType") == 2 or d.get("resourceName") == ""):
                 topic = d.get("resourceName") if d.get("resourceType") == 2 else ""
-                self.unclean[topic] = str(d.get("value")).lower() == "true"
+                value = d.get("value")
+                if name == "unclean.leader.election.enable":
+                    if value is None:
+                        self.unclean.pop(topic, None)
+                    else:
+                        self.unclean[topic] = str(value).lower() == "true"
+                else:
+                    try:
+                        if value is None:
+                            self.min_isr.pop(topic, None)
+                        else:
+                            self.min_isr[topic] = int(value)
+                    except ValueError:
+                        raise UsageError(f"line {rec.line}: CONFIG_RECORD min.insync.replicas: {value!r} is not "
+                                         "an integer") from None
                 self.state = replace(self.state, topics=tuple(
-                    replace(x, unclean_leader_election=self.unclean.get(x.name.rsplit("/", 1)[0], self.unclean.get("", False)))
-                    for x in self.state.topics))
-                self.explain(rec, "topic configuration (unclean.leader.election.enable)")
+                    self._configured(x, x.name.rsplit("/", 1)[0]) for x in self.state.topics))
+                self.explain(rec, f"{'topic' if topic else 'cluster default'} configuration ({name})")
             else:
                 self.explained[t] += 1  # other configurations do not enter the model
+        elif t == "CLEAR_ELR_RECORD":
+            self.clear_elr(rec)
         elif t == "REMOVE_TOPIC_RECORD":
             tid = d.get("topicId")
             name = self.names.get(tid, tid)
@@ -416,6 +495,26 @@ class MetadataChecker:
         else:
             self.skip(f"record type {t} (not in the model)", rec.line)
         return None
+
+    def clear_elr(self, rec: MetaRecord) -> None:
+        """ClearElrRecord (Kafka 4.0+, KIP-966): the ELR and last known ELR of the topic's partitions (every
+        topic's when the name is empty) cleared — written when a topic is created and when its (or the cluster's)
+        min.insync.replicas changes (ConfigurationControlManager / ReplicationControlManager, 4.0). Not an action
+        of the model: explained when there was nothing to clear, else applied and not understood."""
+        topic = rec.data.get("topicName") or ""
+        touched = False
+        topics = []
+        for x in self.state.topics:
+            p = x.partitions[0]
+            if (not topic or x.name.rsplit("/", 1)[0] == topic) and (p.elr or p.last_known_elr):
+                touched = True
+                x = replace(x, partitions=(replace(p, elr=(), last_known_elr=()),))
+            topics.append(x)
+        self.state = replace(self.state, topics=tuple(topics))
+        if touched:
+            self.skip("ELR cleared by a min.insync.replicas change (not in the model)", rec.line)
+        else:
+            self.explain(rec, "ELR cleared: nothing to clear")
 
     def partition_record(self, rec: MetaRecord) -> Finding | None:
         key = self.key_of(rec)
@@ -508,13 +607,18 @@ class MetadataChecker:
                 for r in changes:  # a registration writes no partition change in Kafka 3.x: not modelled
                     self.skip("partition change in a registration batch (not in the model)", r.line)
             else:
-                action = A.BrokerFail(bid)  # a new incarnation of a live broker: fenced again
+                # a new incarnation of a live broker (restarted before its session expired): registered fenced,
+                # and from 4.0 its replicas leave the ISRs as in a fence (KAFKA-18106) — the reference's BrokerRestart
+                action = A.BrokerRestart(bid)
                 observed = observed.with_broker(Broker(bid, registered=True, active=not fenced))
         elif kind == "shutdown":
-            for r in [brec] + changes:
-                self.skip("controlled shutdown (not in the model)", r.line)
-            self.state = observed
-            return self._rest(others)
+            # inControlledShutdown: 1 (processBrokerHeartbeat, wantShutDown while leading): the broker leaves every
+            # ISR and its leaderships move in this batch; its fence record follows alone once it stops leading
+            if known is None:
+                self.ensure_brokers([bid], brec.line)
+                known = self.state.broker(bid)
+            action = A.BrokerControlledShutdown(bid)
+            observed = observed.with_broker(replace(known, registered=True, active=False))
         else:
             if known is None:
                 self.ensure_brokers([bid], brec.line)
@@ -533,11 +637,6 @@ class MetadataChecker:
             self.state = observed
             for r in sorted([brec] + [r for r in changes if r not in unknown], key=lambda r: r.line):
                 self.explain(r, _action_text(action) if r is brec else f"part of {_action_text(action)}")
-            return self._rest(others)
-        if model is not None and kind == "register" and not changes:
-            # a live broker re-registered and its partitions were left alone (Kafka before KIP-966): outside the model
-            self.state = observed
-            self.skip("re-registration of a live broker without ISR changes (not in the model)", brec.line)
             return self._rest(others)
         return self._broker_finding(brec, changes, action, model, observed)
 
@@ -572,10 +671,14 @@ def _action_text(action: Any) -> str:
     return re.sub(r"(\S+)/(\d+)-0\b", r"\1-\2", text)
 
 
-def check_metadata(log: MetadataLog, profile: Profile, keep_states: bool = False) -> MetadataResult:
+def check_metadata(log: MetadataLog, profile: Profile, keep_states: bool = False,
+                   topics: Iterable[str] | None = None) -> MetadataResult:
     """The verdict on a parsed metadata log (module docstring). `keep_states`: also return the model
-    state after each batch (partitions as one-partition topics `T/P`, see the module docstring)."""
-    checker = MetadataChecker(profile)
+    state after each batch (partitions as one-partition topics `T/P`, see the module docstring). `topics`:
+    check only these topics' records (the brokers' are checked too, restricted to them); the other topics'
+    records are skipped and counted, never checked."""
+    only = frozenset(topics) if topics is not None else None
+    checker = MetadataChecker(profile, only)
     batches: list[list[MetaRecord]] = []
     for rec in log.records:
         if rec.batch >= 0 and batches and batches[-1][0].batch == rec.batch:
@@ -601,7 +704,8 @@ def check_metadata(log: MetadataLog, profile: Profile, keep_states: bool = False
         verdict = "VALID"
     return MetadataResult(verdict, profile.name, log.total, log.shapes, checker.explained, not_understood,
                           log.other, finding, checker.explanation, partitions=len(checker.state.topics),
-                          brokers=len(checker.state.brokers), states=states)
+                          brokers=len(checker.state.brokers), states=states, other_topics=checker.other_topics,
+                          topics=tuple(sorted(only)) if only is not None else None, final_state=checker.state)
 
 
 def report_metadata(result: MetadataResult, path: str) -> str:
@@ -611,6 +715,9 @@ def report_metadata(result: MetadataResult, path: str) -> str:
              (f"{result.total_lines} lines: {sum(result.shapes.values())} recognised, {explained} records explained, "
              f"{nu} not understood, {len(result.other_lines)} other lines skipped"),
              f"{result.partitions} partition(s), {result.brokers} broker(s) tracked"]
+    if result.topics is not None:
+        lines.append(f"only topic(s) {', '.join(result.topics)}: {len(result.other_topics)} record(s) of other topics "
+                     "skipped")
     lines += [f"  {n:>7} {shape}" for shape, n in sorted(result.shapes.items())]
     for why, where in result.not_understood.items():
         lines.append(f"  not understood: {why}: {len(where)} line(s), first at line {where[0]}")
@@ -641,6 +748,8 @@ def metadata_json(result: MetadataResult, path: str) -> dict[str, Any]:
         "valid": result.verdict == "VALID", "inconclusive": result.verdict == "INCONCLUSIVE",
         "lines": result.total_lines, "shapes": dict(result.shapes), "explained": dict(result.explained),
         "not_understood": result.not_understood, "other_lines": len(result.other_lines),
+        "topics": list(result.topics) if result.topics is not None else None,
+        "other_topic_records": len(result.other_topics),
         "explanation": [{"line": ln, "record": t, "action": a} for ln, t, a in result.explanation],
         "failure": None if f is None else {
             "line": f.record.line, "offset": f.record.offset, "record": f.record.type, "text": f.record.text,

@@ -26,7 +26,17 @@ STEP_KINDS = {
     "stop": ("broker",),  # SIGTERM: a clean (controlled) shutdown
     "restart": ("broker",),  # start a stopped or killed broker again
     "kill_controller": (),  # SIGKILL of the active controller, then started again
+    # zk: /controller deleted, every broker re-elects (KafkaController.ControllerChangeHandler.handleDeletion ->
+    # Reelect): the model's ControllerFailover, with no broker dying
+    "reelect_controller": (),
+    # a follower held behind: its fetches of the partition throttled (a replication throttle of 1 B/s) while
+    # records are produced, until its leader drops it from the ISR; it stays behind until "resume"
+    "pause": ("topic", "partition", "broker"),
+    "resume": ("topic", "partition", "broker"),  # the throttle removed: the follower catches up
 }
+#: how a reassign or cancel step is sent: Kafka's Admin client (default), or Kafka's own reassignment tool
+#: (kafka-reassign-partitions.sh: --execute with a plan file, --cancel with its rollback file)
+VIA = ("admin", "tool")
 #: the named conditions a wait may ask, and the fields each needs beside "until" and "timeout_s"
 WAIT_KINDS = {
     "reassignment_done": ("partition",),  # no reassignment of the partition is listed
@@ -37,7 +47,11 @@ WAIT_KINDS = {
     "controller_active": (),  # the metadata quorum has a leader
 }
 MAX_TIMEOUT_S = 600
-MODES = ("kraft",)
+MODES = ("kraft", "zk")
+#: steps only one mode has: in ZooKeeper mode the controller is a broker, moved by re-election
+MODE_STEPS = {"kill_controller": "kraft", "reelect_controller": "zk"}
+#: the profile a mode's scenarios are drawn from (mapping.PROFILE_OF_MODE says the same)
+MODE_PROFILES = {"kraft": "kraft", "zk": "zk"}
 
 
 class ScenarioError(UsageError, ValueError):
@@ -78,12 +92,15 @@ class Step:
     model: tuple[str, ...] = ()  # the model's actions this step covers (the cluster's own steps included)
     expect: dict[str, Any] | None = None  # the state the model says the step reaches (None: not determined)
     note: str = ""
+    via: str = "admin"  # reassign / cancel: "admin" or "tool" (VIA)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"do": self.do}
         for key in STEP_KINDS[self.do]:
             v = getattr(self, key)
             out[key] = list(v) if isinstance(v, tuple) else v
+        if self.via != "admin":
+            out["via"] = self.via
         out["waits"] = [w.to_json() for w in self.waits]
         out["model"] = list(self.model)
         out["expect"] = self.expect
@@ -94,7 +111,7 @@ class Step:
     def describe(self) -> str:
         args = ", ".join(f"{k}={list(v) if isinstance(v, tuple) else v}"
                          for k in STEP_KINDS[self.do] for v in (getattr(self, k),))
-        return f"{self.do}({args})"
+        return f"{self.do}({args}{', via=tool' if self.via == 'tool' else ''})"
 
 
 @dataclass(frozen=True)
@@ -232,7 +249,10 @@ def _step_from_json(d: Any, where: str, sc: dict[str, Any]) -> Step:
     do = _get(d, "do", where + ".", str)
     if do not in STEP_KINDS:
         raise ScenarioError(f"{where}.do: unknown action {do!r} (known: {', '.join(STEP_KINDS)})")
-    allowed = {"do", "waits", "model", "expect", "note", *STEP_KINDS[do]}
+    if MODE_STEPS.get(do, sc["mode"]) != sc["mode"]:
+        raise ScenarioError(f"{where}.do: {do} is a step of {MODE_STEPS[do]} mode, not of {sc['mode']}")
+    allowed = {"do", "waits", "model", "expect", "note", *STEP_KINDS[do]} | (
+        {"via"} if do in ("reassign", "cancel") else set())
     for key in d:
         if key not in allowed:
             raise ScenarioError(f"{where}.{key}: not a field of a {do} step (fields: {', '.join(sorted(allowed))})")
@@ -262,6 +282,10 @@ def _step_from_json(d: Any, where: str, sc: dict[str, Any]) -> Step:
         raise ScenarioError(f"{where}.expect: expected an object or null, got {_short(expect)}")
     kw["expect"] = expect
     kw["note"] = _get(d, "note", where + ".", str, optional=True) or ""
+    via = _get(d, "via", where + ".", str, optional=True) or "admin"
+    if via not in VIA:
+        raise ScenarioError(f"{where}.via: expected one of {', '.join(VIA)}, got {via!r}")
+    kw["via"] = via
     return Step(do, **kw)
 
 
@@ -285,8 +309,11 @@ def scenario_from_json(data: Any) -> Scenario:
         raise ScenarioError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
     seed = _get(data, "seed", "", int)
     profile = _get(data, "profile", "", str)
-    if profile != "kraft":
-        raise ScenarioError(f"profile: scenarios are drawn from the kraft profile, not {profile!r}")
+    if profile != MODE_PROFILES[mode]:
+        raise ScenarioError(f"profile: {mode} scenarios are drawn from the {MODE_PROFILES[mode]} profile, "
+                            f"not {profile!r}")
+    if mode == "zk" and not kafka_version.startswith("3."):
+        raise ScenarioError(f"kafka_version: zk mode needs Kafka 3.x (4.0 removed ZooKeeper), not {kafka_version}")
     bounds = _get(data, "bounds", "", dict)
     from kreassign.checker.config.bounds import ConfigError, bounds_from_mapping
 
@@ -307,6 +334,8 @@ def scenario_from_json(data: Any) -> Scenario:
     controllers = _get(cluster, "controllers", "cluster.", int)
     if controllers not in (1, 3):
         raise ScenarioError(f"cluster.controllers: expected 1 or 3, got {controllers}")
+    if mode == "zk" and controllers != 1:
+        raise ScenarioError(f"cluster.controllers: zk mode has 1 (the ZooKeeper server), got {controllers}")
     topic = _get(cluster, "topic", "cluster.", str)
     if not topic or len(topic) > 200 or not all(c.isalnum() or c in "._-" for c in topic):
         raise ScenarioError(f"cluster.topic: a Kafka topic name (letters, digits, '.', '_', '-'), got {_short(topic)}")
@@ -321,7 +350,7 @@ def scenario_from_json(data: Any) -> Scenario:
     if [list(initial[p]) for p in sorted(initial)] != b.initial_assignment():
         raise ScenarioError(f"cluster.initial: {[list(initial[p]) for p in sorted(initial)]} is not the model's "
                             f"initial assignment {b.initial_assignment()}")
-    sc = {"brokers": brokers, "topic": topic, "partitions": set(initial)}
+    sc = {"brokers": brokers, "topic": topic, "partitions": set(initial), "mode": mode}
     steps = _get(data, "steps", "", list)
     notes = _get(data, "notes", "", list, optional=True) or []
     if not all(isinstance(n, str) for n in notes):
@@ -332,5 +361,5 @@ def scenario_from_json(data: Any) -> Scenario:
                     mode=mode, generator=generator, notes=tuple(notes))
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "STEP_KINDS", "WAIT_KINDS", "Scenario", "ScenarioError", "Step", "Wait",
+__all__ = ["FORMAT", "FORMAT_VERSION", "MODES", "MODE_PROFILES", "MODE_STEPS", "STEP_KINDS", "VIA", "WAIT_KINDS", "Scenario", "ScenarioError", "Step", "Wait",
            "dumps", "read_scenario", "scenario_from_json", "write_scenario"]

@@ -21,12 +21,16 @@ from typing import Any
 
 from kreassign.checker.cluster import AdminRequestError, Cluster, ClusterError
 from kreassign.checker.config.bounds import bounds_from_mapping
+from kreassign.spec.actions import ControllerFailover
 
 from kreassign.outputs import write_text_atomically
 
+from . import znodes
 from .conditions import check_of, observe
 from .format import Scenario
-from .mapping import EXCEPTION_CODES, code_name, replay_on_model
+from .mapping import EXCEPTION_CODES, code_name, expectation, model_for, replay_on_model, settle
+from . import reassign_tool
+from .pauses import Pauses, pause_ready
 
 RESULT_FORMAT = "kreassign-scenario-result"
 SETTLE_S = 15.0  # how long the state is asked again until it agrees with the model's, after the waits
@@ -82,6 +86,9 @@ def _check_cluster(cluster: Cluster, scenario: Scenario) -> None:
     down = [n.name for n in cluster.nodes if n.role in ("broker", "controller") and n.state != "running"]
     if down:
         raise ClusterError(f"a scenario starts on a whole cluster; not running: {', '.join(down)}")
+    missing = pause_ready(spec)
+    if any(s.do == "pause" for s in scenario.steps) and missing:
+        raise ClusterError(f"the scenario pauses followers: start its cluster with {', '.join(missing)}")
 
 
 def restore(cluster: Cluster) -> None:
@@ -92,12 +99,15 @@ def restore(cluster: Cluster) -> None:
 
 
 def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | None = None,
-                 settle_s: float = SETTLE_S, log: Any = None) -> RunResult:
+                 settle_s: float = SETTLE_S, log: Any = None, delete_topic: bool = False) -> RunResult:
     """Replay `scenario` on `cluster` (its own topic, which must not exist yet); the result, also written to
     `result_path` if given. The model's side is computed first (replay_on_model): a scenario the model refuses
-    is a ScenarioError before anything touches the cluster."""
+    is a ScenarioError before anything touches the cluster. Throttles a pause set are removed however the run
+    ends; `delete_topic` deletes the topic after a run whose every wait held (a cluster shared by many)."""
     expected = replay_on_model(scenario)
     _check_cluster(cluster, scenario)
+    if scenario.mode == "zk":
+        _check_zk_cluster(cluster)
     topic = scenario.topic
     result = RunResult(scenario.kafka_version, topic, scenario.seed,
                        waits_total=sum(len(s.waits) for s in scenario.steps))
@@ -111,12 +121,16 @@ def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | Non
     in_sync = {p: len(r) for p, r in scenario.initial.items()}
     for p, n in in_sync.items():
         cluster.wait_for(f"{topic}-{p} created and in sync", _isr_at_least(cluster, topic, p, n), 60)
+    pauses = Pauses(cluster, topic)
     try:
         for k, (step, exp) in enumerate(zip(scenario.steps, expected)):
             say(f"scenario {topic}: step {k}: {step.describe()}")
             record: dict[str, Any] = {"index": k, "step": step.describe(), "model": list(exp.model)}
             t0 = time.monotonic()
-            reply = _do(cluster, step)
+            if scenario.mode == "zk" and step.do in ("kill", "stop"):
+                before = expected[k - 1].state if k else None
+                result.divergences += _controller_off(cluster, scenario, step, before, k, record)
+            reply = _do(cluster, step, pauses)
             if reply is not None:
                 code = admin_code(reply)
                 record["response"] = {"error_class": reply.get("error_class"), "error": reply.get("error"),
@@ -155,6 +169,10 @@ def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | Non
             result.steps.append(record)
     finally:
         result.elapsed_s = time.monotonic() - started
+        if pauses.held and all(n.state == "running" for n in cluster.nodes if n.role == "broker"):
+            pauses.release_all()
+    if delete_topic:
+        cluster.admin.delete_topics([topic])
     if result_path:
         result.write(result_path)
     return result
@@ -168,8 +186,13 @@ def _isr_at_least(cluster: Cluster, topic: str, p: int, n: int):
     return check
 
 
-def _do(cluster: Cluster, step: Any) -> dict[str, Any] | None:
+def _do(cluster: Cluster, step: Any, pauses: Pauses) -> dict[str, Any] | None:
     """Perform one step; the Admin client's per-partition answer for a request."""
+    if step.do in ("reassign", "cancel") and step.via == "tool":  # Kafka's kafka-reassign-partitions.sh
+        if step.do == "reassign":
+            return reassign_tool.execute(cluster, step.topic, step.partition, list(step.target))
+        # a cancel keeps the throttles: a pause of this scenario may hold a follower with them
+        return reassign_tool.cancel(cluster, step.topic, step.partition, preserve_throttles=True)
     if step.do in ("reassign", "cancel"):
         target = list(step.target) if step.do == "reassign" else None
         try:
@@ -186,11 +209,65 @@ def _do(cluster: Cluster, step: Any) -> dict[str, Any] | None:
         active = cluster.active_controller()
         cluster.kill(active)
         cluster.restart(active)
+    elif step.do == "reelect_controller":  # zk: /controller deleted, every broker re-elects
+        znodes.reelect_controller(cluster)
+    elif step.do == "pause":
+        pauses.pause(step.partition, step.broker)
+    elif step.do == "resume":
+        pauses.resume(step.partition, step.broker)
     return None
+
+
+#: zk: what a ZooKeeper-mode scenario's cluster must set: Kafka 3.9.2's controller runs its automatic preferred
+#: leader election 5 s after every election of a controller (KafkaController.onControllerFailover,
+#: scheduleAutoLeaderRebalanceTask(delay = 5)), which the model at these bounds does not take (AutoLeaderBalance
+#: is a capability of its own): seen moving a leader back to a cancelled reassignment's new preferred replica
+ZK_BROKER_CONFIG = (("auto.leader.rebalance.enable", "false"),)
+
+
+def _check_zk_cluster(cluster: Cluster) -> None:
+    missing = [f"{k}={v}" for k, v in ZK_BROKER_CONFIG if (k, v) not in cluster.spec.broker_config]
+    if missing:
+        raise ClusterError(f"a ZooKeeper-mode scenario needs its cluster started with the broker settings "
+                           f"{', '.join(missing)} (run.ZK_BROKER_CONFIG)")
+
+
+def _controller_off(cluster: Cluster, scenario: Scenario, step: Any, before: Any, k: int,
+                    record: dict[str, Any]) -> list[dict[str, Any]]:
+    """zk: before a broker fails, move the controller off it (re-elections, `znodes.move_controller_off`), so
+    that Kafka runs onBrokerFailure as the model's BrokerFail does. Each re-election is a ControllerFailover the
+    scenario does not name: sound only where the model's failover changes nothing the step compares, which is
+    checked here (a divergence of kind "unmodelled" otherwise)."""
+    moves = znodes.move_controller_off(cluster, step.broker)
+    if not moves:
+        return []
+    record["controller_moved_off"] = {"broker": step.broker, "reelections": moves}
+    model = model_for(scenario)
+    state = before if before is not None else settle(model, model.init_states()[0])[0]
+    if state is None:
+        return []
+    same = expectation(state, None)
+    for _ in range(moves):
+        state = settle(model, model.step(state, ControllerFailover())[0])[0]
+        if state is None:
+            break
+    after = expectation(state, None) if state is not None else None
+    if after is not None and _differences(same, _observed_like(after)) == []:
+        return []
+    return [{"step": k, "kind": "unmodelled", "action": step.describe(),
+             "what": f"broker {step.broker} was the controller: moved off it by {moves} re-election(s), which the "
+                     "model's state here does not leave unchanged", "expected": same, "observed": after}]
+
+
+def _observed_like(expect: dict[str, Any]) -> dict[str, Any]:
+    """An expectation in the shape of an observation (for comparing two model states with `_differences`)."""
+    return {**expect, "brokers": sorted(expect["brokers"])}
 
 
 def _differences(expect: dict[str, Any], observed: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
+    if "znodes" in expect:  # zk: what ZooKeeper holds, where the model determines it
+        out += _znode_differences(expect["znodes"], observed.get("znodes") or {})
     if sorted(expect["brokers"]) != observed["brokers"]:
         out.append({"field": "brokers", "expected": sorted(expect["brokers"]), "observed": observed["brokers"]})
     for p, e in expect["partitions"].items():
@@ -201,6 +278,19 @@ def _differences(expect: dict[str, Any], observed: dict[str, Any]) -> list[dict[
         for key, v in e.items():
             if o.get(key) != v:
                 out.append({"field": f"partition {p} {key}", "expected": v, "observed": o.get(key)})
+    return out
+
+
+def _znode_differences(expect: dict[str, Any], observed: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for key in ("reassign_partitions", "brokers"):
+        if expect[key] != observed.get(key):
+            out.append({"field": f"znode {key}", "expected": expect[key], "observed": observed.get(key)})
+    for p, e in expect["partitions"].items():
+        o = (observed.get("partitions") or {}).get(p) or {}
+        for key, v in e.items():
+            if o.get(key) != v:
+                out.append({"field": f"znode partition {p} {key}", "expected": v, "observed": o.get(key)})
     return out
 
 
@@ -218,4 +308,4 @@ def _settled_observation(cluster: Cluster, topic: str, expect: dict[str, Any] | 
         time.sleep(0.2)
 
 
-__all__ = ["RESULT_FORMAT", "RunResult", "ScenarioWaitError", "admin_code", "restore", "run_scenario"]
+__all__ = ["RESULT_FORMAT", "ZK_BROKER_CONFIG", "RunResult", "ScenarioWaitError", "admin_code", "restore", "run_scenario"]

@@ -1063,10 +1063,12 @@ def _explain(initial: ClusterState, layers: list[dict[Cand, Link]], observations
 
 
 def validate_text(text: str, fmt: str, profile: Profile | str | None = None,
-                  limits: SearchLimits = SearchLimits(), kafka_version: str | None = None) -> ValidationResult | MetadataResult:
+                  limits: SearchLimits = SearchLimits(), kafka_version: str | None = None,
+                  topics: Iterable[str] | None = None) -> ValidationResult | MetadataResult:
     """Validate a trace given as text: `fmt` is "jsonl", "kafka-log" or "kraft-metadata"; `kafka_version`:
     the release the kraft profile follows (default the newest; a metadata log's own FeatureLevelRecords
-    give its metadata.version and whether ELR is on)."""
+    give its metadata.version and whether ELR is on); `topics` (kraft-metadata only): check only these
+    topics' records."""
     from kreassign.reference import profile as get_profile
 
     if fmt == "kafka-log":
@@ -1110,7 +1112,7 @@ def validate_text(text: str, fmt: str, profile: Profile | str | None = None,
             prof = get_profile(profile)
         if not prof.name.startswith("kraft"):
             raise TraceFormatError(f"a KRaft metadata log is checked under a kraft profile, not {prof.name!r}")
-        return check_metadata(log, prof)
+        return check_metadata(log, prof, topics=topics)
     if fmt == "jsonl":
         initial, named, observations, total, release = parse_jsonl(text)
         if isinstance(profile, Profile):

@@ -196,6 +196,7 @@ def _cases() -> list[Case]:
         Case("validate-jsonl-not-objects", [*v, "--format", "jsonl", "{tmp}/array.jsonl"], 2, ["array.jsonl", "line 1"]),
         Case("validate-max-candidates-zero", [*v, "{fx}/valid_trace.json", "--max-candidates", "0"], 2,
              ["--max-candidates"]),
+        Case("validate-topic-not-metadata", [*v, "{fx}/valid_trace.json", "--topic", "t"], 2, ["--topic"]),
     ]
     # -- reassign-json ----------------------------------------------------------------------------------------
     r = ["reassign-json"]

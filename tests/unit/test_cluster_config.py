@@ -422,3 +422,17 @@ def test_a_broker_set_fetched_before_the_reassignment_tool_was_added_is_fetched_
     info["artifacts"] = list(releases.BROKER_ARTIFACTS)
     (d / "release.json").write_text(json.dumps(info))
     assert releases.cached("4.4.0", "broker") is not None
+
+
+def test_controller_settings_go_to_the_kraft_controllers_only(tmp_path):
+    spec = ClusterSpec(version="4.4.0", controllers=1, brokers=3,
+                       controller_config=(("auto.leader.rebalance.enable", "false"),))
+    nodes = C.layout(spec, tmp_path, list(range(20000, 20000 + spec.port_count)))
+    controller = next(n for n in nodes if n.role == "controller")
+    broker = next(n for n in nodes if n.role == "broker")
+    assert "auto.leader.rebalance.enable=false" in C.server_properties(spec, controller, nodes)
+    assert "auto.leader.rebalance.enable" not in C.server_properties(spec, broker, nodes)
+    with pytest.raises(ClusterSpecError, match="controller_config.*only for KRaft"):
+        ClusterSpec(version="3.9.2", mode="zk", controller_config=(("a", "b"),))
+    with pytest.raises(ClusterSpecError, match="controller_config.*log.dirs is set by the cluster"):
+        ClusterSpec(controller_config=(("log.dirs", "/x"),))

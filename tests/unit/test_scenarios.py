@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from tests.unit.scenario_fakes import ModelCluster, tool_through_admin
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.scenarios import mapping
 from kreassign.checker.scenarios.format import (
@@ -24,6 +26,11 @@ from kreassign.spec import actions as A
 from kreassign.errors import USAGE, UsageError
 
 BOUNDS = Bounds(brokers=4, rf=3, reassigns=2, cancels=1, failures=1, failovers=1)
+
+
+@pytest.fixture(autouse=True)
+def _tool_steps_through_the_stand_in(monkeypatch):
+    tool_through_admin(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +68,7 @@ def _broken(walk, change):
     (lambda d: d.update(format_version=2), "format_version"),
     (lambda d: d.pop("seed"), "seed: missing"),
     (lambda d: d.update(seed="7"), "seed: expected an integer"),
-    (lambda d: d.update(mode="zk"), "mode"),
+    (lambda d: d.update(mode="zookeeper"), "mode"),
     (lambda d: d.update(kafka_version="9.9.9"), "kafka_version"),
     (lambda d: d.update(profile="zk"), "profile"),
     (lambda d: d["bounds"].update(rf="3"), "bounds.rf"),
@@ -118,7 +125,42 @@ def test_every_walk_replays_on_the_model_and_ends_with_every_broker_back():
         assert [e.expect for e in expected] == [st.expect for st in s.steps]
         assert s.steps[-1].expect is None or s.steps[-1].expect["brokers"] == [1, 2, 3, 4] if s.steps else True
         assert all(w.timeout_s > 0 for st in s.steps for w in st.waits)
-        assert mapping.NOT_DRIVEN_NOTE in s.notes
+        paused = [(st.partition, st.broker) for st in s.steps if st.do == "pause"]
+        resumed = [(st.partition, st.broker) for st in s.steps if st.do == "resume"]
+        assert sorted(paused) == sorted(resumed)  # every pause ends before the scenario does
+
+
+def test_faults_limit_what_a_walk_injects():
+    kinds = {st.do for seed in range(20) for st in random_walk(BOUNDS, seed, 8, faults=("pause",)).steps}
+    assert "pause" in kinds and not kinds & {"kill", "stop", "kill_controller", "restart"}
+    kinds = {st.do for seed in range(20) for st in random_walk(BOUNDS, seed, 8, faults=("stop",)).steps}
+    assert "stop" in kinds and not kinds & {"kill", "pause", "kill_controller"}
+    everything = {st.do for seed in range(30) for st in random_walk(BOUNDS, seed, 8).steps}
+    assert everything >= {"reassign", "cancel", "kill", "stop", "restart", "kill_controller", "pause", "resume"}
+    with pytest.raises(ValueError, match="unknown fault 'flood'"):
+        random_walk(BOUNDS, 0, 3, faults=("kill", "flood"))
+
+
+def test_a_paused_follower_stays_out_of_the_isr_until_resumed():
+    model = mapping.make_model(BOUNDS)
+    s0 = model.init_states()[0]
+    shrunk = model.step(s0, A.LeaderShrinkIsr("t", 0, 3))[0]
+    assert mapping.settle(model, shrunk)[0].cluster.partition("t", 0).isr == s0.cluster.partition("t", 0).isr
+    held = frozenset({(0, 3)})
+    kept, taken = mapping.settle(model, shrunk, held)
+    assert taken == () and 3 not in kept.cluster.partition("t", 0).isr
+    # a reassignment onto broker 4 completes without the held follower: 4 catches up, 3 does not
+    moved, taken = mapping.settle(model, model.step(kept, A.Reassign("t", 0, (1, 3, 4)))[0], held)
+    assert taken == ("LeaderExpandIsr(t-0 +4)",) and 3 not in moved.cluster.partition("t", 0).isr
+    # a file that resumes a follower no pause holds is refused before the cluster is touched
+    walks = (random_walk(BOUNDS, seed, 8) for seed in range(40))
+    walk = next(w for w in walks if any(st.do == "pause" for st in w.steps))
+    data = json.loads(dumps(walk))
+    data["steps"] = [st for st in data["steps"] if st["do"] != "pause"]
+    for st in data["steps"]:
+        st["expect"] = None
+    with pytest.raises(ScenarioError, match=r"is not paused on partition"):
+        mapping.replay_on_model(scenario_from_json(data))
 
 
 def test_a_file_whose_expectation_is_not_the_references_is_refused(walk):
@@ -151,13 +193,13 @@ def test_each_driven_model_action_maps_to_a_real_step_and_back():
         (A.BrokerFail(2), True, Step("stop", broker=2)),
         (A.BrokerRecover(2), False, Step("restart", broker=2)),
         (A.ControllerFailover(), False, Step("kill_controller")),
+        (A.LeaderShrinkIsr("t", 0, 2), False, Step("pause", topic="x", partition=0, broker=2)),
     ]
     for action, clean, step in cases:
         assert mapping.real_step(action, "x", clean_shutdown=clean) == step
         assert mapping.model_action(step) == action
-    for own in (A.LeaderExpandIsr("t", 0, 2), A.LeaderShrinkIsr("t", 0, 2)):
-        with pytest.raises(ValueError, match="not an action on the cluster"):
-            mapping.real_step(own, "x")
+    with pytest.raises(ValueError, match="not an action on the cluster"):
+        mapping.real_step(A.LeaderExpandIsr("t", 0, 2), "x")
 
 
 def test_the_clusters_own_steps_are_taken_while_settling():
@@ -189,87 +231,8 @@ def test_admin_answers_become_kafkas_error_codes():
 
 # -- the runner, against a stand-in cluster that behaves as the model does (no JVM) --------------------------
 
-#: error code -> Kafka's exception class, the other way round from mapping.EXCEPTION_CODES
-EXCEPTION_OF = {code: name for name, code in mapping.EXCEPTION_CODES.items()}
-
-
-class _ModelAdmin:
-    """Kafka's Admin client answered from the model's settled state (optionally with a planted difference)."""
-
-    def __init__(self, model, wrong_cancel=False):
-        self.model, self.wrong_cancel = model, wrong_cancel
-        self.state = mapping.settle(model, model.init_states()[0])[0]
-        self.topic = None
-
-    def apply(self, action):
-        nxt, label = self.model.step(self.state, action)
-        self.state = mapping.settle(self.model, nxt)[0]
-        return label
-
-    def create_topic(self, name, assignment, configs):
-        assert assignment == {0: [1, 2, 3]} and configs["min.insync.replicas"] == "1"
-        self.topic = name
-
-    def alter_reassignments(self, changes):
-        [(topic, p, target)] = changes
-        action = A.Cancel("t", p) if target is None else A.Reassign("t", p, tuple(target))
-        code = mapping.response_code(self.apply(action).response, p)
-        if self.wrong_cancel and target is None:
-            code = 0 if code else 85
-        return [{"topic": topic, "partition": p, "error_class": EXCEPTION_OF[code] if code else None}]
-
-    def describe_topics(self, names):
-        c = self.state.cluster
-        parts = [{"partition": i, "replicas": list(p.replicas), "isr": list(p.isr),
-                  "leader": p.leader if p.leader >= 0 else None, "elr": list(p.elr)}
-                 for i, p in enumerate(c.topic("t").partitions)]
-        return {self.topic: {"partitions": parts}}
-
-    def list_reassignments(self):
-        return [{"topic": self.topic, "partition": i, "adding": list(p.adding), "removing": list(p.removing)}
-                for i, p in enumerate(self.state.cluster.topic("t").partitions) if p.reassigning]
-
-    def broker_ids(self):
-        return [b.id for b in self.state.cluster.brokers if b.active]
-
-    def quorum(self):
-        return {"leader": 3000}
-
-
-class _ModelCluster:
-    controllers = (3000,)
-
-    def __init__(self, model, **kw):
-        from types import SimpleNamespace
-
-        from kreassign.checker.cluster import ClusterSpec
-
-        self.spec = ClusterSpec(version="4.4.0", mode="kraft", controllers=1, brokers=4)
-        self.admin = _ModelAdmin(model, **kw)
-        self.nodes = [SimpleNamespace(name=f"broker-{b}", role="broker", state="running") for b in (1, 2, 3, 4)]
-
-    def wait_for(self, what, check, timeout_s, nodes=None):
-        from kreassign.checker.cluster import ClusterError
-
-        missing = check()
-        if missing is not None:
-            raise ClusterError(f"{what} did not happen within {timeout_s:.0f} s: {missing}")
-
-    def kill(self, node):
-        if node != 3000:
-            self.admin.apply(A.BrokerFail(node))
-
-    stop = kill
-
-    def restart(self, node):
-        self.admin.apply(A.ControllerFailover() if node == 3000 else A.BrokerRecover(node))
-
-    def active_controller(self):
-        return 3000
-
-
 def _cancel_walk():
-    s = random_walk(BOUNDS, 19, 6, require=(A.Reassign, A.BrokerFail, A.Cancel))
+    s = random_walk(BOUNDS, 19, 6, require=(A.Reassign, A.BrokerFail, A.Cancel), faults=("kill", "stop", "failover"))
     assert any(st.do == "cancel" for st in s.steps)
     return s
 
@@ -278,7 +241,7 @@ def test_the_runner_sees_no_divergence_where_the_cluster_does_what_the_model_doe
     from kreassign.checker.scenarios.run import run_scenario
 
     s = _cancel_walk()
-    result = run_scenario(_ModelCluster(mapping.model_for(s)), s, result_path=str(tmp_path / "r.json"),
+    result = run_scenario(ModelCluster(mapping.model_for(s)), s, result_path=str(tmp_path / "r.json"),
                           settle_s=0.1)
     assert result.ok and result.divergences == [] and result.waits_met == result.waits_total > 0
     data = json.loads((tmp_path / "r.json").read_text())
@@ -290,7 +253,7 @@ def test_the_runner_reports_a_different_answer_as_a_divergence():
     from kreassign.checker.scenarios.run import run_scenario
 
     s = _cancel_walk()
-    result = run_scenario(_ModelCluster(mapping.model_for(s), wrong_cancel=True), s, settle_s=0.1)
+    result = run_scenario(ModelCluster(mapping.model_for(s), wrong_cancel=True), s, settle_s=0.1)
     kinds = {d["kind"] for d in result.divergences}
     assert "response" in kinds and not result.ok
     first = next(d for d in result.divergences if d["kind"] == "response")
@@ -301,7 +264,7 @@ def test_a_wait_that_does_not_hold_fails_the_run_naming_it():
     from kreassign.checker.scenarios.run import ScenarioWaitError, run_scenario
 
     s = _cancel_walk()
-    cluster = _ModelCluster(mapping.model_for(s))
+    cluster = ModelCluster(mapping.model_for(s))
     cluster.kill = lambda node: None  # the broker does not go away
     cluster.stop = cluster.kill
     with pytest.raises(ScenarioWaitError) as e:

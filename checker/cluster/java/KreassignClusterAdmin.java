@@ -4,6 +4,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.AlterPartitionReassignmentsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DeleteTopicsOptions;
@@ -29,6 +32,11 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -56,12 +64,15 @@ import java.util.concurrent.TimeUnit;
  */
 public final class KreassignClusterAdmin {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static String bootstrap;
+    private static KafkaProducer<byte[], byte[]> producer;  // made on the first "produce", closed at exit
 
     private KreassignClusterAdmin() {
     }
 
     public static void main(String[] args) throws Exception {
         Properties props = new Properties();
+        bootstrap = args[0];
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kreassign-cluster-admin");
         // nodes come and go on purpose (kill, pause): notice it quickly rather than after the defaults' 30 s
@@ -90,6 +101,10 @@ public final class KreassignClusterAdmin {
                 }
                 out.println(JSON.writeValueAsString(reply));
                 out.flush();
+            }
+        } finally {
+            if (producer != null) {
+                producer.close(java.time.Duration.ofSeconds(2));
             }
         }
     }
@@ -128,6 +143,10 @@ public final class KreassignClusterAdmin {
                 return listReassignments(admin, t);
             case "elect_leaders":
                 return electLeaders(admin, req, t);
+            case "alter_configs":
+                return alterConfigs(admin, req, t);
+            case "produce":
+                return produce(req, t);
             case "znodes":  // zk mode: read znodes with ZooKeeper's own client
                 return znodes(req, t);
             case "znode_delete":  // zk mode: delete one znode (e.g. /controller: every broker re-elects)
@@ -358,6 +377,48 @@ public final class KreassignClusterAdmin {
             }
         }
         return out;
+    }
+
+    /** Incremental config changes of one topic or broker: "set" {key: value} and "delete" [key]. */
+    private static JsonNode alterConfigs(Admin admin, JsonNode req, int t) throws Exception {
+        ConfigResource.Type type = "broker".equals(req.path("resource").asText())
+            ? ConfigResource.Type.BROKER : ConfigResource.Type.TOPIC;
+        ConfigResource resource = new ConfigResource(type, req.path("name").asText());
+        List<AlterConfigOp> ops = new ArrayList<>();
+        req.path("set").fields().forEachRemaining(e -> ops.add(
+            new AlterConfigOp(new ConfigEntry(e.getKey(), e.getValue().asText()), AlterConfigOp.OpType.SET)));
+        req.path("delete").forEach(k -> ops.add(
+            new AlterConfigOp(new ConfigEntry(k.asText(), null), AlterConfigOp.OpType.DELETE)));
+        get(admin.incrementalAlterConfigs(Map.of(resource, ops), new AlterConfigsOptions().timeoutMs(t)).all(), t);
+        return JSON.nullNode();
+    }
+
+    /** Records of "bytes" bytes each into one partition, acknowledged by its leader (acks=1): the offsets. */
+    private static JsonNode produce(JsonNode req, int t) throws Exception {
+        if (producer == null) {
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ProducerConfig.CLIENT_ID_CONFIG, "kreassign-cluster-producer");
+            p.put(ProducerConfig.ACKS_CONFIG, "1");
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");  // acks=1 and no retries' ordering needs
+            p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "10000");
+            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+            producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        }
+        String topic = req.path("topic").asText();
+        int partition = req.path("partition").asInt();
+        byte[] value = new byte[req.path("bytes").asInt(1024)];
+        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new ArrayList<>();
+        for (int i = 0; i < req.path("records").asInt(1); i++) {
+            sent.add(producer.send(new ProducerRecord<>(topic, partition, null, value)));
+        }
+        ArrayNode offsets = JSON.createArrayNode();
+        for (java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> f : sent) {
+            offsets.add(f.get(t, TimeUnit.MILLISECONDS).offset());
+        }
+        return offsets;
     }
 
     // -- ZooKeeper mode: znodes read with ZooKeeper's own client (org.apache.zookeeper.ZooKeeper, in 3.9's broker
