@@ -115,12 +115,17 @@ def validate_metadata_log(text: str, scenario: Scenario, run: RunResult | None =
       offset, the partition before it, as the log has it and as the model has it, and the fields that differ;
     - records of the topic the model cannot check (INCONCLUSIVE: e.g. a topic deletion, a cleared ELR), or no
       record of the topic at all;
+    - a step done (every step, or those `run` did) that must leave a mark and has none, in order: a broker
+      killed or stopped and never fenced (or put in controlled shutdown), restarted and never registered or
+      unfenced, an accepted request that changes the assignment and wrote no record;
     - the state the records built, at the end, against the state the scenario's last step expects — when the
       run did every step (`run`, run_scenario's result, says so; None: it did).
 
     `step` is the scenario step the record belongs to, found by aligning the actions that explain the topic's
     records with the steps (a request with a reassign or cancel, a fence with a kill or stop of that broker, a
     registration or unfence with its restart; ISR changes belong to the step before them)."""
+    if scenario.mode != "kraft":
+        raise ValueError(f"a {scenario.mode} scenario has no metadata log (scenarios/zk_logs.py reads its logs)")
     result = check_metadata_log(text, scenario)
     steps = scenario.steps
     topic_line = next((line for line, kind, _a in result.explanation if kind == "TOPIC_RECORD"), None)
@@ -133,7 +138,7 @@ def validate_metadata_log(text: str, scenario: Scenario, run: RunResult | None =
         return out
     if result.finding is not None:
         f = result.finding
-        k = _step_of(steps, [a for line, a in events if line < f.record.line], f.actions)
+        k = _step_of(steps, [a for line, a in events if line < f.record.line], f.actions, scenario.initial)
         out.append({**base, "step": k, "action": steps[k].describe() if steps else "", "line": f.record.line,
                     "offset": f.record.offset, "record": f.record.type,
                     "what": f"line {f.record.line} (offset {f.record.offset}, {f.record.type}): {f.reason}",
@@ -141,10 +146,19 @@ def validate_metadata_log(text: str, scenario: Scenario, run: RunResult | None =
                     "differs": list(f.differs), "text": f.record.text[:2000]})
         return out
     if result.not_understood:
-        k = _step_of(steps, [a for _line, a in events], None)
+        k = _step_of(steps, [a for _line, a in events], None, scenario.initial)
         for why, lines in result.not_understood.items():
             out.append({**base, "step": k, "action": steps[k].describe() if steps else "", "line": lines[0],
                         "what": f"not understood: {why} ({len(lines)} record(s), first at line {lines[0]})"})
+    done = len(steps) if run is None else len(run.steps) - (run.failed is not None)
+    _k, matched = _align(steps, [a for _line, a in events], scenario.initial)
+    for j in range(done):
+        if _writes(steps, j, scenario.initial) and j not in matched:
+            out.append({**base, "step": j, "action": steps[j].describe(),
+                        "what": f"no record of the log is step {j}'s ({steps[j].describe()}): "
+                                + ("no fence or controlled shutdown of the broker" if steps[j].do in ("kill", "stop")
+                                   else "no registration or unfence of the broker" if steps[j].do == "restart"
+                                   else "no reassignment or cancel written")})
     last = next((i for i in range(len(steps) - 1, -1, -1) if steps[i].expect is not None), None)
     finished = run is None or (run.failed is None and len(run.steps) == len(steps))
     if last is not None and finished and result.final_state is not None:
@@ -164,7 +178,10 @@ def _kind(action: str | None) -> tuple[str, int | None] | None:
     m = re.match(r"(?:part of )?(BrokerFail|BrokerControlledShutdown)\((\d+)\)", action)
     if m:
         return ("down", int(m.group(2)))
-    m = re.match(r"(?:part of )?(?:BrokerRecover|BrokerRestart)\((\d+)\)|broker (\d+) registered", action)
+    m = re.match(r"(?:part of )?BrokerRestart\((\d+)\)", action)
+    if m:  # a live broker registering again: it went down and came back in one step
+        return ("restart", int(m.group(1)))
+    m = re.match(r"(?:part of )?BrokerRecover\((\d+)\)|broker (\d+) registered", action)
     if m:
         return ("up", int(m.group(1) or m.group(2)))
     return None
@@ -178,20 +195,60 @@ def _matches(step: Any, kind: tuple[str, int | None]) -> bool:
     return step.do == "restart" and step.broker == kind[1]
 
 
-def _step_of(steps: tuple, actions: list[str], failing: str | None) -> int:
-    """The step of the record after `actions` (the explained actions of the topic's records before it, in log
-    order): each action that marks a step moves to the first step at or after the current one it matches."""
-    k = 0
+def _align(steps: tuple, actions: list[str], initial: dict[int, tuple[int, ...]]) -> tuple[int, set[int]]:
+    """The explained actions (in log order, from the topic's creation) aligned with the steps: each action that
+    marks a step moves to the first step at or after the current one it matches. A broker's second fence while it
+    is down (a controlled shutdown's fence, a session expiry after it) or second return while it is up (its
+    registration, then its unfence) marks nothing; a request marks only a step whose request changes the
+    assignment (`_writes`). The current step at the end, and the steps matched."""
+    k, matched, down = 0, set(), set()
     for a in actions:
         kind = _kind(a)
         if kind is None:
             continue
-        j = next((j for j in range(k, len(steps)) if _matches(steps[j], kind)), None)
+        if kind[0] in ("down", "up"):
+            if (kind[0] == "down") == (kind[1] in down):
+                continue
+            down = down | {kind[1]} if kind[0] == "down" else down - {kind[1]}
+        elif kind[0] == "restart":
+            down = down - {kind[1]}
+        start = k + 1 if k in matched else k  # one mark per step: its request, or its broker's change
+        j = next((j for j in range(start, len(steps)) if _matches(steps[j], kind) and _writes(steps, j, initial)),
+                 None)
         if j is not None:
             k = j
+            matched.add(j)
+    return k, matched
+
+
+def _writes(steps: tuple, j: int, initial: dict[int, tuple[int, ...]]) -> bool:
+    """Whether step j must leave a mark in the log: a broker killed, stopped or restarted; an accepted request
+    that changes the partition's replicas, adding or removing (Kafka writes no record for a change to nothing)."""
+    step = steps[j]
+    if step.do in ("kill", "stop", "restart"):
+        return True
+    if step.do not in ("reassign", "cancel") or step.expect is None or step.expect.get("error") != "NONE":
+        return False
+    prev = next((steps[i].expect for i in range(j - 1, -1, -1) if steps[i].expect is not None), None)
+    key = str(step.partition)
+    now = (step.expect.get("partitions") or {}).get(key)
+    if now is None:
+        return False
+    if prev is None:
+        before = (list(initial.get(step.partition, ())), [], [])
+    else:
+        p = (prev.get("partitions") or {}).get(key) or {}
+        before = (p.get("replicas"), p.get("adding"), p.get("removing"))
+    return (now.get("replicas"), now.get("adding"), now.get("removing")) != before
+
+
+def _step_of(steps: tuple, actions: list[str], failing: str | None, initial: dict[int, tuple[int, ...]]) -> int:
+    """The step of the record after `actions` (the explained actions of the topic's records before it, in log
+    order; `_align`), or the next step `failing` (the closest action to the record) matches."""
+    k, _matched = _align(steps, actions, initial)
     kind = _kind(failing)
     if kind is not None:
-        j = next((j for j in range(k, len(steps)) if _matches(steps[j], kind)), None)
+        j = next((j for j in range(k, len(steps)) if _matches(steps[j], kind) and _writes(steps, j, initial)), None)
         if j is not None:
             return j
     return min(k, max(len(steps) - 1, 0))

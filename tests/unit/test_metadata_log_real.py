@@ -234,3 +234,17 @@ def test_a_live_broker_registering_again_is_the_reference_s_broker_restart(versi
         assert any(a == "BrokerRestart(2)" for _line, _t, a in result.explanation)
     else:
         assert result.finding.record.line >= result.total_lines - 1  # the re-registration's batch
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_killed_broker_never_fenced_is_a_step_without_its_record(version):
+    # path-failed-target: step 0 kills broker 4 (not a replica of the topic): its fence is a batch of its own
+    text, s = load(version, "path-failed-target")
+    assert (s.steps[0].do, s.steps[0].broker) == ("kill", 4)
+    lines = text.splitlines()
+    created = next(n for n, line in enumerate(lines, start=1) if f'"name":"{s.topic}"' in line)
+    n = next(n for n, line in enumerate(lines, start=1)
+             if n > created and '"brokerId":4' in line and '"fenced":1' in line)
+    found = validate_metadata_log(edited(text, n, None), s)
+    assert [d["step"] for d in found] == [0], found
+    assert "no fence or controlled shutdown" in found[0]["what"]
