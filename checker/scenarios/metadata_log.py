@@ -115,12 +115,14 @@ def validate_metadata_log(text: str, scenario: Scenario, run: RunResult | None =
       offset, the partition before it, as the log has it and as the model has it, and the fields that differ;
     - records of the topic the model cannot check (INCONCLUSIVE: e.g. a topic deletion, a cleared ELR), or no
       record of the topic at all;
-    - a step done (every step, or those `run` did) that must leave a mark and has none, in order: a broker
-      killed or stopped and never fenced (or put in controlled shutdown), restarted and never registered or
-      unfenced, an accepted request that changes the assignment and wrote no record;
-    - the state the records built, at the end, against the state the scenario's last step expects — when the
-      run did every step (`run`, run_scenario's result, says so; None: it did).
+    - a step the run did (`run`: run_scenario's result, or a ScenarioWaitError's `.result`) that must leave a
+      mark and has none, in order: a broker killed or stopped and never fenced (or put in controlled shutdown),
+      restarted and never registered or unfenced, an accepted request that changes the assignment and wrote no
+      record;
+    - the state the records built, at the end, against the state the scenario's last step expects — when `run`
+      did every step.
 
+    With `run` None (a run that ended without a result) only the records are checked.
     `step` is the scenario step the record belongs to, found by aligning the actions that explain the topic's
     records with the steps (a request with a reassign or cancel, a fence with a kill or stop of that broker, a
     registration or unfence with its restart; ISR changes belong to the step before them)."""
@@ -150,7 +152,7 @@ def validate_metadata_log(text: str, scenario: Scenario, run: RunResult | None =
         for why, lines in result.not_understood.items():
             out.append({**base, "step": k, "action": steps[k].describe() if steps else "", "line": lines[0],
                         "what": f"not understood: {why} ({len(lines)} record(s), first at line {lines[0]})"})
-    done = len(steps) if run is None else len(run.steps) - (run.failed is not None)
+    done = 0 if run is None else len(run.steps) - (run.failed is not None)
     _k, matched = _align(steps, [a for _line, a in events], scenario.initial)
     for j in range(done):
         if _writes(steps, j, scenario.initial) and j not in matched:
@@ -160,7 +162,7 @@ def validate_metadata_log(text: str, scenario: Scenario, run: RunResult | None =
                                    else "no registration or unfence of the broker" if steps[j].do == "restart"
                                    else "no reassignment or cancel written")})
     last = next((i for i in range(len(steps) - 1, -1, -1) if steps[i].expect is not None), None)
-    finished = run is None or (run.failed is None and len(run.steps) == len(steps))
+    finished = run is not None and run.failed is None and len(run.steps) == len(steps)
     if last is not None and finished and result.final_state is not None:
         for d in _final_differences(result.final_state, scenario.topic, steps[last].expect):
             out.append({**base, "step": last, "action": steps[last].describe(),
