@@ -265,3 +265,12 @@ def test_without_a_run_only_the_records_are_checked():
     assert validate_records(broken, s) == [] and validate_metadata_log(broken, s)
     failed = RunResult(s.kafka_version, s.topic, s.seed, steps=[{"index": 0}], failed="step 0: ...")
     assert validate_records(broken, s, failed) == []
+
+
+@pytest.mark.parametrize(("version", "name"), FIXTURES)
+def test_each_fixture_s_scenario_still_replays_on_the_model(version, name):
+    # produce.py replays these files: the model must still take every step and expect what Kafka did
+    from kreassign.checker.scenarios.mapping import replay_on_model
+
+    _text, s = load(version, name)
+    assert len(replay_on_model(s)) == len(s.steps)
