@@ -698,8 +698,9 @@ class Validator:
         if written is part:
             return
         after = end.partition(obs.topic, obs.partition)
-        if after is None or obs.removed_replica in after.isr:
-            return  # the step does not remove this replica: the write is not one of its writes
+        if after is None or (obs.removed_replica in after.isr and obs.removed_replica not in written.isr):
+            return  # the step keeps this replica in the ISR: a write that removes it is not one of its writes
+        # (the last ISR member stays in the ISR with leader -1: KafkaController.doRemoveReplicasFromIsr, 3.9.2)
         mism, offsets = self._match(obs, end, written)
         consider(mism, end, written, acts, steps)
         if mism:
