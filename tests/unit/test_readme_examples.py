@@ -27,6 +27,8 @@ SKIP = {
     "kreassign prove": "z3 over clusters of 3..32 brokers takes about a minute; tests/unit/test_z3_cli.py runs it small",
     "kreassign fuzz": "hundreds of hypothesis examples; tests/unit/test_stateful.py runs the machines",
     "kreassign check --engine spark": "starts a JVM; tests/spark/ runs the engine",
+    "kreassign conformance": "real clusters for minutes; tests/cluster/test_conformance_cluster.py runs 20 scenarios "
+                             "per mode, tests/unit/test_conformance.py the command on a stand-in",
 }
 
 
