@@ -601,10 +601,18 @@ class MetadataChecker:
             observed = self.put(observed, key, apply_record(part, change_of(r.data, r.line)))
         if kind == "register":
             fenced = d.get("fenced", True) is not False
-            if known is None or not known.active:
+            if known is not None and known.registered and changes:
+                # a fenced broker registering a new incarnation after an unclean shutdown (SIGKILL: no previous
+                # broker epoch): ClusterControlManager.registerBroker runs the unclean-shutdown handler in the
+                # same batch, which with ELR removes the broker from every ELR it is in
+                # (ReplicationControlManager.handleBrokerUncleanShutdown, 4.x) — the reference's BrokerRestart.
+                # A batch without changes is a clean registration (or nothing to remove): registration alone.
+                action = A.BrokerRestart(bid)
+                observed = observed.with_broker(Broker(bid, registered=True, active=False))
+            elif known is None or not known.active:
                 observed = observed.with_broker(Broker(bid, registered=True, active=not fenced))
                 action = None
-                for r in changes:  # a registration writes no partition change in Kafka 3.x: not modelled
+                for r in changes:  # a first registration writes no partition change: not modelled
                     self.skip("partition change in a registration batch (not in the model)", r.line)
             else:
                 # a new incarnation of a live broker (restarted before its session expired): registered fenced,

@@ -274,3 +274,18 @@ def test_each_fixture_s_scenario_still_replays_on_the_model(version, name):
 
     _text, s = load(version, name)
     assert len(replay_on_model(s)) == len(s.steps)
+
+
+def test_an_unclean_restart_s_elr_removal_is_the_reference_s_and_nothing_else_is():
+    # 4.4.0 (ELR on): a killed broker in the ELR registers again; ClusterControlManager.registerBroker runs the
+    # unclean-shutdown handler in the registration's batch, removing it from the ELR (BrokerRestart in the
+    # reference). Seen as "not understood" before the reader took it (conformance smoke tier, seed 2417)
+    text, s = load("4.4.0", "unclean-restart-2417")
+    lines = text.splitlines()
+    n = next(k for k, line in enumerate(lines, start=1)
+             if '"PARTITION_CHANGE_RECORD"' in line and payload(line)["data"].get("eligibleLeaderReplicas") == []
+             and '"REGISTER_BROKER_RECORD"' in lines[k])
+    mine = check_metadata_log(text, s)
+    assert mine.verdict == "VALID" and any(line == n and "BrokerRestart(2)" in a for line, _t, a in mine.explanation)
+    data = payload(lines[n - 1])["data"]
+    _rejected(edited(text, n, {**data, "eligibleLeaderReplicas": [2, 4]}), s, n, "elr")
