@@ -114,22 +114,27 @@ def options_from_args(args: argparse.Namespace, scenarios: list) -> object:
 
 
 def checks_for(mode: str) -> tuple:
-    """The extra checks after each scenario: its records in the metadata log (KRaft, dumped with Kafka's own
-    dump-log tool), its lines in the controller's and state-change logs (ZooKeeper), each validated against the
-    profile by validate-trace."""
+    """The extra checks after each scenario: which brokers hold its logs on disk (no stray, none missing), and
+    its records in the metadata log (KRaft, dumped with Kafka's own dump-log tool) or its lines in the
+    controller's and state-change logs (ZooKeeper), validated against the profile by validate-trace."""
+    from kreassign.checker.scenarios.log_dirs import check_log_dirs
+
+    def log_dirs(cluster, scenario, run):
+        return check_log_dirs(cluster, scenario, run.steps[-1].get("expected") if run.steps else None)
+
     if mode == "zk":
         from kreassign.checker.scenarios.zk_logs import validate_zk_logs
 
         def controller_logs(cluster, scenario, _run):
             return validate_zk_logs(cluster, scenario)
 
-        return (controller_logs,)
+        return (controller_logs, log_dirs)
     from kreassign.checker.scenarios.metadata_log import dump_metadata_log, validate_metadata_log
 
     def metadata_log(cluster, scenario, run):
         return validate_metadata_log(dump_metadata_log(cluster), scenario, run)
 
-    return (metadata_log,)
+    return (metadata_log, log_dirs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,8 +158,9 @@ def run(args: argparse.Namespace) -> int:
         result = campaign.run(scenarios or None)
     t = result.totals()
     faults = ", ".join(f"{k} {v}" for k, v in t["faults"].items()) or "none"
+    known = "".join(f", {n} show {issue}" for issue, n in t["known_kafka_bugs"].items())
     _stderr(f"conformance: {t['scenarios']} scenarios on Kafka {o.kafka_version} ({o.mode}): {t['agree']} agree, "
-            f"{t['diverge']} diverge, {t['errors']} could not run; {t['steps']} steps; faults {faults}; "
+            f"{t['diverge']} diverge{known}, {t['errors']} could not run; {t['steps']} steps; faults {faults}; "
             f"{t['seconds']} s ({t['scenarios_per_minute']} scenarios/min, {t['cluster_starts']} cluster start(s))"
             + (" -- interrupted" if result.stopped else ""))
     for out in result.outcomes:

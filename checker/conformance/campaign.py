@@ -27,6 +27,7 @@ from kreassign.checker.scenarios.run import ZK_BROKER_CONFIG, ScenarioWaitError,
 from kreassign.outputs import write_text_atomically
 from kreassign.spec import actions as A
 
+from .known_bugs import known_bug_of
 from .minimize import Minimized, minimize
 from .options import ConformanceOptions
 
@@ -50,10 +51,13 @@ class ScenarioOutcome:
     result: dict[str, Any] | None = None  # RunResult.to_json(): the steps, waits, observations
     error: str | None = None  # the run could not be done (the cluster, not the verdict)
     minimized: Minimized | None = None
+    known: list[dict] = field(default_factory=list)  # divergences a declared Kafka bug explains (known_bugs.py)
 
     @property
     def verdict(self) -> str:
-        return "error" if self.error else "diverges" if self.divergences else "agrees"
+        if self.error:
+            return "error"
+        return "diverges" if self.divergences else "known" if self.known else "agrees"
 
     @property
     def faults(self) -> Counter:
@@ -64,9 +68,11 @@ class ScenarioOutcome:
                                "verdict": self.verdict, "steps": len(self.scenario.steps),
                                "faults": dict(sorted(self.faults.items())), "seconds": round(self.seconds, 2),
                                "divergences": self.divergences}
+        if self.known:
+            out["known_kafka_bugs"] = self.known
         if self.error:
             out["error"] = self.error
-        if with_scenario or self.divergences:
+        if with_scenario or self.divergences or self.known:
             out["scenario"] = self.scenario.to_json()
         if self.minimized is not None:
             out["minimized"] = {"steps": len(self.minimized.scenario.steps), "runs": self.minimized.runs,
@@ -90,7 +96,9 @@ class CampaignResult:
             faults.update(o.faults)
         running = sum(o.seconds for o in self.outcomes)
         return {"scenarios": len(self.outcomes), "agree": verdicts["agrees"], "diverge": verdicts["diverges"],
-                "errors": verdicts["error"], "steps": sum(len(o.scenario.steps) for o in self.outcomes),
+                "known": verdicts["known"], "errors": verdicts["error"],
+                "known_kafka_bugs": dict(sorted(Counter(k["kafka_issue"] for o in self.outcomes
+                                                        for k in o.known).items())), "steps": sum(len(o.scenario.steps) for o in self.outcomes),
                 "faults": dict(sorted(faults.items())),
                 "divergences_by_kind": dict(sorted(Counter(d["kind"] for o in self.outcomes
                                                            for d in o.divergences).items())),
@@ -201,15 +209,16 @@ class Campaign:
 
     def _one(self, index: int, scenario: Scenario, result: CampaignResult) -> ScenarioOutcome:
         t0 = time.monotonic()
-        divergences, run, error = self._attempt(scenario, result)
-        outcome = ScenarioOutcome(index, scenario, divergences, time.monotonic() - t0, run, error)
+        found, run, error = self._attempt(scenario, result)
+        divergences, known = _classify(scenario, found)
+        outcome = ScenarioOutcome(index, scenario, divergences, time.monotonic() - t0, run, error, known=known)
         if divergences and self.options.minimize_runs:
             self.log(f"conformance: {scenario.topic} diverges ({_first(divergences)}); minimizing "
                      f"(at most {self.options.minimize_runs} runs)")
 
             def replay(candidate: Scenario) -> list[dict] | None:
                 found, _, err = self._attempt(candidate, result)
-                return None if err else found
+                return None if err else _classify(candidate, found)[0]
 
             outcome.minimized = minimize(scenario, divergences, replay, self.options.minimize_runs)
         self._write(outcome)
@@ -245,7 +254,8 @@ class Campaign:
                 result.outcomes.append(outcome)
                 faults = ", ".join(f"{k} {v}" for k, v in sorted(outcome.faults.items())) or "no fault"
                 extra = f": {_first(outcome.divergences)}" if outcome.divergences else \
-                    f": {outcome.error}" if outcome.error else ""
+                    f": {outcome.error}" if outcome.error else \
+                    f": {outcome.known[0]['kafka_issue']} ({outcome.known[0]['known_bug']})" if outcome.known else ""
                 self.log(f"conformance: [{index + 1}/{total}] {scenario.topic} {outcome.verdict} "
                          f"({len(scenario.steps)} steps; {faults}) in {outcome.seconds:.1f} s{extra}")
         except KeyboardInterrupt:
@@ -255,6 +265,18 @@ class Campaign:
             if self.cluster is not None:
                 self.cluster.close()
         return result
+
+
+def _classify(scenario: Scenario, found: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the divergences, those a declared Kafka bug explains — each marked with its issue)."""
+    divergences, known = [], []
+    for d in found:
+        bug = known_bug_of(scenario, d)
+        if bug is None:
+            divergences.append(d)
+        else:
+            known.append({**d, "kafka_issue": bug.kafka_issue, "known_bug": bug.name})
+    return divergences, known
 
 
 def _first(divergences: list[dict]) -> str:

@@ -32,6 +32,9 @@ def junit_xml(result: CampaignResult) -> str:
             failure = ET.SubElement(case, "failure", type=d["kind"],
                                     message=f"{len(out.divergences)} divergence(s); first: {d.get('what') or d}")
             failure.text = json.dumps(out.to_json(), indent=1)
+        elif out.verdict == "known":
+            issues = ", ".join(sorted({k["kafka_issue"] for k in out.known}))
+            ET.SubElement(case, "skipped", message=f"a known Kafka bug ({issues}): {out.known[0].get('what', '')}")
         elif out.verdict == "error":
             counts["errors"] += 1
             ET.SubElement(case, "error", type="cluster", message=out.error or "")
@@ -73,7 +76,7 @@ def html_report(result: CampaignResult) -> str:
     title = f"kreassign conformance: Kafka {o.kafka_version} ({o.mode})"
     body = [f"<h1>{escape(title)}</h1>",
             f"<div class=\"verdict {verdict}\">{t['agree']} of {t['scenarios']} scenarios agree with the reference; "
-            f"{t['diverge']} diverge; {t['errors']} could not be run</div>",
+            f"{t['diverge']} diverge; {t['known']} show a known Kafka bug; {t['errors']} could not be run</div>",
             f"<p class=\"meta\">seed {o.seed}; faults {escape(', '.join(o.faults))}; {o.brokers} brokers; "
             f"{t['steps']} steps; faults injected {escape(json.dumps(t['faults']))}; {t['seconds']} s "
             f"({t['scenarios_per_minute']} scenarios/min; {t['cluster_starts']} cluster start(s), "
@@ -82,7 +85,7 @@ def html_report(result: CampaignResult) -> str:
             "<h2>Scenarios</h2><table><tr><th>#</th><th>topic</th><th>seed</th><th>steps</th><th>faults</th>"
             "<th>verdict</th><th>seconds</th></tr>"]
     for out in result.outcomes:
-        cls = ' class="error"' if out.verdict != "agrees" else ""
+        cls = ' class="error"' if out.verdict in ("diverges", "error") else ""
         body.append(f"<tr><td>{out.index}</td><td class=\"mono\">{escape(out.scenario.topic)}</td>"
                     f"<td>{out.scenario.seed}</td><td>{len(out.scenario.steps)}</td>"
                     f"<td>{escape(json.dumps(dict(out.faults)))}</td><td{cls}>{out.verdict}</td>"
@@ -94,6 +97,9 @@ def html_report(result: CampaignResult) -> str:
         body.append(f"<h2>{escape(out.scenario.topic)}: {out.verdict}</h2>")
         if out.error:
             body.append(f"<p class=\"error\">{escape(out.error)}</p>")
+        for k in out.known:
+            body.append(f"<p><b>known Kafka bug {escape(k['kafka_issue'])}</b> ({escape(k['known_bug'])}): "
+                        f"{escape(str(k.get('what')))}</p>")
         for d in out.divergences:
             body.append(f"<p><b>{escape(d['kind'])}</b> at step {escape(str(d.get('step')))}: "
                         f"{_cell(d.get('what') or {k: v for k, v in d.items() if k != 'kind'})}</p>")

@@ -25,11 +25,11 @@ def test_a_smoke_campaign_agrees_with_the_reference(version, mode, tmp_path, cap
                  "--json", "--junit", str(junit)])
     captured = capsys.readouterr()
     data = json.loads(captured.out)
-    bad = [s for s in data["scenarios"] if s["verdict"] != "agrees"]
+    bad = [s for s in data["scenarios"] if s["verdict"] not in ("agrees", "known")]  # known: a declared Kafka bug
     assert code == 0 and not bad, json.dumps(bad, indent=1)[:4000]
     t = data["totals"]
-    assert t["scenarios"] == SMOKE and t["agree"] == SMOKE and t["cluster_starts"] == 1
+    assert t["scenarios"] == SMOKE and t["agree"] + t["known"] == SMOKE and t["cluster_starts"] == 1
     assert set(t["faults"]) == {"kill", "stop", "failover", "pause"}, t["faults"]
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite.get("tests") == str(SMOKE) and suite.get("failures") == "0"
-    assert f"conformance: {SMOKE} scenarios on Kafka {version} ({mode}): {SMOKE} agree" in captured.err
+    assert f"conformance: {SMOKE} scenarios on Kafka {version} ({mode}): {t['agree']} agree, 0 diverge" in captured.err
