@@ -30,6 +30,17 @@ def check_out_dir(path: str, flag: str = "--out") -> None:
 
 
 
+def check_output_file(path: str, flag: str) -> None:
+    """An output FILE must be writable where it is named: refused before a long run, not after it (UsageError)."""
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: is a directory, not a file")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"{flag} {path}: no such directory {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: directory {directory} is not writable")
+
+
 def read_text(path: str, what: str, error: type[Exception] = UsageError) -> str:
     """The UTF-8 text of an input file; every failure is one `error` naming the file (and the
     line of a non-UTF-8 byte), never a traceback. `what` says what the file should have been."""
@@ -74,4 +85,4 @@ def write_text_atomically(path: str, text: str) -> None:
         raise
 
 
-__all__ = ["check_out_dir", "read_text", "write_text_atomically"]
+__all__ = ["check_out_dir", "check_output_file", "read_text", "write_text_atomically"]

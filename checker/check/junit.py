@@ -23,7 +23,7 @@ from kreassign.checker.traces.format import TraceError, read_trace
 from kreassign.checker.traces.render import render_table
 
 from kreassign.errors import UsageError
-from kreassign.outputs import write_text_atomically
+from kreassign.outputs import check_output_file, write_text_atomically
 
 
 def _rendered(path: str | None) -> str:
@@ -100,13 +100,7 @@ def write_atomically(path: str, text: str) -> None:
 
 def check_writable(path: str) -> None:
     """Fail before a long run, not after it, when the report could not be written (UsageError, 2)."""
-    if os.path.isdir(path):
-        raise UsageError(f"--junit {path}: is a directory, not a file")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"--junit {path}: no such directory {directory}")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"--junit {path}: directory {directory} is not writable")
+    check_output_file(path, "--junit")
 
 
 def write_junit(path: str, results: list[Any]) -> None:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import sys
 import time
 
 from kreassign.errors import UsageError
+from kreassign.flag_values import integer, say, seconds
 from kreassign.interrupts import reliable_ctrl_c
 
 #: ClusterSpec's fields -> the flags that set them (a bad value is reported by its flag)
@@ -39,19 +39,19 @@ def register(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--kafka-version", metavar="V", help="the release (default: the newest supported)")
     start.add_argument("--mode", default="kraft", metavar="kraft|zk",
                        help="KRaft (default) or ZooKeeper (3.9 only)")
-    start.add_argument("--controllers", type=_int("--controllers"), default=1, metavar="N",
+    start.add_argument("--controllers", type=integer("--controllers"), default=1, metavar="N",
                        help="KRaft controllers: 1 (default) or 3")
-    start.add_argument("--brokers", type=_int("--brokers"), default=3, metavar="N",
+    start.add_argument("--brokers", type=integer("--brokers"), default=3, metavar="N",
                        help="brokers: 3 (default) to 6")
     start.add_argument("--metadata-version", metavar="MV", help="KRaft: format with this metadata.version")
     start.add_argument("--elr", metavar="on|off", help="KRaft 4.x: eligible leader replicas at format")
-    start.add_argument("--session-timeout-ms", type=_int("--session-timeout-ms"), default=6000, metavar="MS",
+    start.add_argument("--session-timeout-ms", type=integer("--session-timeout-ms"), default=6000, metavar="MS",
                        help="broker session timeout (KRaft) or ZooKeeper session timeout (zk): default 6000")
     start.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
                        help="an extra server.properties setting of every broker (repeatable)")
-    start.add_argument("--heap-mb", type=_int("--heap-mb"), default=256, metavar="MB",
+    start.add_argument("--heap-mb", type=integer("--heap-mb"), default=256, metavar="MB",
                        help="each JVM's -Xmx (256)")
-    start.add_argument("--start-timeout", type=_float("--start-timeout"), default=120.0, metavar="S",
+    start.add_argument("--start-timeout", type=seconds("--start-timeout"), default=120.0, metavar="S",
                        help="seconds to wait for the cluster to be up (120)")
     start.add_argument("--json", action="store_true", help="one JSON line: bootstrap, nodes, directory")
     start.set_defaults(func=run_start)
@@ -69,26 +69,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def _usage(args: argparse.Namespace) -> int:
     raise UsageError("expected an action: start [--kafka-version V ...] | fetch VERSION... | fetch --all")
-
-
-def _int(flag: str):
-    def parse(text: str) -> int:
-        try:
-            return int(text)
-        except ValueError:
-            raise UsageError(f"{flag}: expected an integer, got {text!r}") from None
-
-    return parse
-
-
-def _float(flag: str):
-    def parse(text: str) -> float:
-        try:
-            return float(text)
-        except ValueError:
-            raise UsageError(f"{flag}: expected a number of seconds, got {text!r}") from None
-
-    return parse
 
 
 def spec_from_args(args: argparse.Namespace):
@@ -117,10 +97,6 @@ def spec_from_args(args: argparse.Namespace):
         raise UsageError(f"{FLAGS.get(e.field, e.field)}: {str(e).split(': ', 1)[1]}") from None
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def run_start(args: argparse.Namespace) -> int:
     from kreassign.checker.cluster import start_cluster
 
@@ -136,7 +112,7 @@ def run_start(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, spec, start_cluster) -> int:
-    cluster = start_cluster(spec, log=_stderr)  # Ctrl-C here: cleaned up, then exit 130
+    cluster = start_cluster(spec, log=say)  # Ctrl-C here: cleaned up, then exit 130
     with cluster:
         try:  # from here on Ctrl-C is the way to stop the cluster: exit 0
             info = {"kafka_version": spec.version, "mode": spec.mode, "cluster_id": cluster.cluster_id,
@@ -149,7 +125,7 @@ def _run(args: argparse.Namespace, spec, start_cluster) -> int:
                 _print_cluster(info)
             _watch(cluster)
         except KeyboardInterrupt:
-            _stderr("cluster: stopping (Ctrl-C)")
+            say("cluster: stopping (Ctrl-C)")
     return 0
 
 
@@ -171,7 +147,7 @@ def _watch(cluster) -> None:
         for n in cluster.nodes:
             if n.state == "exited" and n.name not in reported:
                 reported.add(n.name)
-                _stderr(f"cluster: {n.name} has exited (see {cluster.directory}/{n.name}/logs/server.log)")
+                say(f"cluster: {n.name} has exited (see {cluster.directory}/{n.name}/logs/server.log)")
         time.sleep(1.0)
 
 
@@ -182,7 +158,7 @@ def run_fetch(args: argparse.Namespace) -> int:
     done = []
     for v in versions:
         was_cached = releases.cached(v, "broker") is not None and not args.force
-        got = releases.fetch(v, force=args.force, log=_stderr, kind="broker")
+        got = releases.fetch(v, force=args.force, log=say, kind="broker")
         done.append({"version": v, "lib": str(got.lib), "jars": len(got.jars), "was_cached": was_cached})
     if args.json:
         print(json.dumps({"releases": done}, indent=1))

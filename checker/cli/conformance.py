@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from kreassign.errors import INTERRUPTED, UsageError
+from kreassign.flag_values import integer, say
 from kreassign.interrupts import reliable_ctrl_c
 
 
@@ -28,17 +28,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kafka-version", metavar="V",
                         help="the release (default: the newest supported; 3.9.x for --mode zk)")
     parser.add_argument("--mode", default="kraft", metavar="kraft|zk", help="KRaft (default) or ZooKeeper (3.9)")
-    parser.add_argument("--scenarios", type=_int("--scenarios"), default=20, metavar="N",
+    parser.add_argument("--scenarios", type=integer("--scenarios"), default=20, metavar="N",
                         help="how many scenarios to draw (20)")
-    parser.add_argument("--seed", type=_int("--seed"), default=0, metavar="S",
+    parser.add_argument("--seed", type=integer("--seed"), default=0, metavar="S",
                         help="the first scenario's seed; the n-th uses S+n (0)")
     parser.add_argument("--faults", default=",".join(FAULTS), metavar="LIST",
                         help=f"the faults scenarios may inject, comma-separated, among {', '.join(FAULTS)} "
                         "(default: all); 'none' for requests only")
-    parser.add_argument("--brokers", type=_int("--brokers"), default=4, metavar="N", help="brokers: 3 to 6 (4)")
-    parser.add_argument("--length", type=_int("--length"), default=7, metavar="N",
+    parser.add_argument("--brokers", type=integer("--brokers"), default=4, metavar="N", help="brokers: 3 to 6 (4)")
+    parser.add_argument("--length", type=integer("--length"), default=7, metavar="N",
                         help="driven actions per scenario before the closing restarts (7)")
-    parser.add_argument("--minimize-runs", type=_int("--minimize-runs"), default=6, metavar="N",
+    parser.add_argument("--minimize-runs", type=integer("--minimize-runs"), default=6, metavar="N",
                         help="cluster runs to spend minimizing each divergent scenario (6; 0: none)")
     parser.add_argument("--replay", action="append", default=[], metavar="FILE",
                         help="run these scenario files (from --out, or a divergence's) instead of drawing "
@@ -48,35 +48,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", metavar="FILE", help="JUnit XML: one test case per scenario")
     parser.add_argument("--html", metavar="FILE", help="one self-contained HTML report")
     parser.set_defaults(func=run)
-
-
-def _int(flag: str):
-    def parse(text: str) -> int:
-        try:
-            return int(text)
-        except ValueError:
-            raise UsageError(f"{flag}: expected an integer, got {text!r}") from None
-
-    return parse
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def _output_path(flag: str, path: str | None) -> None:
-    """Refuse an unwritable output before a long run, not after it."""
-    import os
-
-    if path is None:
-        return
-    if os.path.isdir(path):
-        raise UsageError(f"{flag} {path}: is a directory, not a file")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"{flag} {path}: no such directory {directory}")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: directory {directory} is not writable")
 
 
 def options_from_args(args: argparse.Namespace, scenarios: list) -> object:
@@ -142,24 +113,26 @@ def run(args: argparse.Namespace) -> int:
     from kreassign.checker.conformance.outputs import html_report, junit_xml
     from kreassign.checker.report.write import write_text_atomically
     from kreassign.checker.scenarios.format import read_scenario
-    from kreassign.outputs import check_out_dir
+
+    from kreassign.outputs import check_out_dir, check_output_file
 
     scenarios = [read_scenario(p) for p in args.replay]
     options = options_from_args(args, scenarios)
-    _output_path("--junit", args.junit)
-    _output_path("--html", args.html)
+    for flag, path in (("--junit", args.junit), ("--html", args.html)):
+        if path is not None:
+            check_output_file(path, flag)
     if args.out:
         check_out_dir(args.out)
     o = options
-    _stderr(f"conformance: {len(scenarios) or o.scenarios} scenario(s) on Kafka {o.kafka_version} ({o.mode}), "
+    say(f"conformance: {len(scenarios) or o.scenarios} scenario(s) on Kafka {o.kafka_version} ({o.mode}), "
             f"faults {', '.join(o.faults) or 'none'}, {o.brokers} brokers, seed {o.seed}")
-    campaign = Campaign(options, log=_stderr, checks=checks_for(o.mode), out_dir=args.out)
+    campaign = Campaign(options, log=say, checks=checks_for(o.mode), out_dir=args.out)
     with reliable_ctrl_c():
         result = campaign.run(scenarios or None)
     t = result.totals()
     faults = ", ".join(f"{k} {v}" for k, v in t["faults"].items()) or "none"
     known = "".join(f", {n} show {issue}" for issue, n in t["known_kafka_bugs"].items())
-    _stderr(f"conformance: {t['scenarios']} scenarios on Kafka {o.kafka_version} ({o.mode}): {t['agree']} agree, "
+    say(f"conformance: {t['scenarios']} scenarios on Kafka {o.kafka_version} ({o.mode}): {t['agree']} agree, "
             f"{t['diverge']} diverge{known}, {t['errors']} could not run; {t['steps']} steps; faults {faults}; "
             f"{t['seconds']} s ({t['scenarios_per_minute']} scenarios/min, {t['cluster_starts']} cluster start(s))"
             + (" -- interrupted" if result.stopped else ""))
@@ -168,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
             m = out.minimized
             smaller = f"; minimized to {len(m.scenario.steps)} steps in {m.runs} runs" if m else ""
             where = f" ({args.out}/{out.scenario.topic}.scenario.json)" if args.out else " (--json has it)"
-            _stderr(f"conformance: DIVERGES {out.scenario.topic}{where}{smaller}")
+            say(f"conformance: DIVERGES {out.scenario.topic}{where}{smaller}")
     if args.json:
         print(json.dumps(result.to_json(), indent=1), flush=True)
     if args.junit:

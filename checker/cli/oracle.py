@@ -13,10 +13,10 @@ import json
 import sys
 from typing import TextIO
 
-from kreassign.errors import INTERRUPTED
+from kreassign.checker.oracle.server import OPS, QUOTA_PROFILES, Oracle
 from kreassign.reference import PROFILES
 
-from kreassign.checker.oracle.server import OPS, QUOTA_PROFILES, Oracle
+from kreassign.errors import INTERRUPTED
 
 
 def register(parser: argparse.ArgumentParser) -> None:

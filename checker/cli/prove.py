@@ -18,15 +18,14 @@ import sys
 import threading
 import time
 
+from kreassign.checker.z3.prove import ALL_PROFILES, PROVED, REFUTED, prove
+from kreassign.checker.z3.reassign import TARGET_MODES
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
 from tabulate import tabulate
 
 from kreassign.errors import UsageError
-
-from kreassign.outputs import check_out_dir
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.checker.z3.prove import ALL_PROFILES, PROVED, REFUTED, prove
-from kreassign.checker.z3.reassign import TARGET_MODES
+from kreassign.outputs import check_out_dir
 
 #: widest encoding: broker counts up to this (counters are 8 bits wide)
 MAX_WIDTH = 64

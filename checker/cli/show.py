@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from kreassign.errors import UsageError
-
 from kreassign.checker.traces.load import DECODE_ERRORS, load
 from kreassign.checker.traces.render import render_dot, render_table
+
+from kreassign.errors import UsageError
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,8 @@ PACKAGE_DIRS = {"kreassign": "kreassign", "kreassign.spec": "spec", "kreassign.r
 
 #: layers, lowest first: a module may import its own layer and the ones below, never above
 LAYERS = [
-    ["kreassign._version", "kreassign.errors", "kreassign.interrupts", "kreassign.outputs", "kreassign.spec"],
+    ["kreassign._version", "kreassign.errors", "kreassign.interrupts", "kreassign.outputs", "kreassign.flag_values",
+     "kreassign.spec"],
     ["kreassign.reference"],
     ["kreassign.checker.config"],  # run configuration: bounds, limits, engine options (values, no engine)
     ["kreassign.checker.explore", "kreassign.checker.kafka_logs"],

@@ -9,6 +9,8 @@ import json
 from types import SimpleNamespace
 
 import pytest
+
+from tests.unit.scenario_fakes import ModelAdmin
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.scenarios import mapping
 from kreassign.checker.scenarios.format import ScenarioError, dumps, scenario_from_json
@@ -114,33 +116,24 @@ def test_a_kraft_file_may_not_reelect_a_controller():
 
 # -- the runner, against a stand-in ZooKeeper-mode cluster that behaves as the model does (no JVM) ----------
 
-EXCEPTION_OF = {code: name for name, code in mapping.EXCEPTION_CODES.items()}
-
-
-class _ZkAdmin:
+class _ZkAdmin(ModelAdmin):
     """The Admin client and ZooKeeper answered from the zk model's settled state; `leave_entry` plants a
     controller that writes an API request into /admin/reassign_partitions (only the legacy route does)."""
 
     def __init__(self, model, leave_entry=False):
-        self.model, self.leave_entry, self.entries = model, leave_entry, []
-        self.state = mapping.settle(model, model.init_states()[0])[0]
-        self.topic, self.controller, self.epoch = None, 1, 1
-
-    def apply(self, action):
-        nxt, label = self.model.step(self.state, action)
-        self.state = mapping.settle(self.model, nxt)[0]
-        return label
+        super().__init__(model)
+        self.leave_entry, self.entries = leave_entry, []
+        self.controller, self.epoch = 1, 1
 
     def create_topic(self, name, assignment, configs):
         self.topic = name
 
     def alter_reassignments(self, changes):
+        [reply] = super().alter_reassignments(changes)
         [(topic, p, target)] = changes
-        action = A.Cancel("t", p) if target is None else A.Reassign("t", p, tuple(target))
-        code = mapping.response_code(self.apply(action).response, p)
-        if self.leave_entry and target is not None and not code:
+        if self.leave_entry and target is not None and reply["error_class"] is None:
             self.entries = [{"topic": topic, "partition": p, "replicas": list(target)}]
-        return [{"topic": topic, "partition": p, "error_class": EXCEPTION_OF[code] if code else None}]
+        return [reply]
 
     def describe_topics(self, names):
         parts = [{"partition": i, "replicas": list(p.replicas), "isr": list(p.isr),
