@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kreassign.checker.cluster import AdminError, Cluster, ClusterError, ClusterSpec, start_cluster
+from kreassign.checker.cluster import AdminError, AdminRequestError, Cluster, ClusterError, ClusterSpec, start_cluster
 from kreassign.checker.scenarios.format import Scenario, write_scenario
 from kreassign.checker.scenarios.generate import random_walk
 from kreassign.checker.scenarios.pauses import PAUSE_BROKER_CONFIG, PAUSE_SESSION_TIMEOUT_MS
@@ -176,7 +176,7 @@ class Campaign:
         try:
             restore(self.cluster)
             self.cluster.wait_until_ready()
-        except (ClusterError, AdminError) as e:
+        except (ClusterError, AdminError, AdminRequestError) as e:
             self.log(f"conformance: the cluster did not come back whole ({str(e).splitlines()[0]}); starting a "
                      "fresh one")
             self.cluster.close()
@@ -195,7 +195,7 @@ class Campaign:
                     "detail": str(e).splitlines()[0]}
             self._heal(result)
             return [*run.divergences, wait], run.to_json(), None
-        except (ClusterError, AdminError) as e:
+        except (ClusterError, AdminError, AdminRequestError) as e:  # the cluster, not a verdict
             self._heal(result)
             return [], None, str(e).splitlines()[0]
         divergences = list(run.divergences)
@@ -203,7 +203,7 @@ class Campaign:
             divergences += check(self.cluster, scenario, run)
         try:
             self.cluster.admin.delete_topics([scenario.topic])
-        except (ClusterError, AdminError) as e:  # not a verdict: the next scenario has a topic of its own
+        except (ClusterError, AdminError, AdminRequestError) as e:  # not a verdict: the next topic is its own
             self.log(f"conformance: could not delete {scenario.topic}: {str(e).splitlines()[0]}")
         return divergences, run.to_json(), None
 

@@ -17,8 +17,10 @@ throttle alone makes a follower fall out. A pause therefore:
    also after a restart (the quota is in memory): PAUSE_BROKER_CONFIG sets that limit low, so the backlog
    lasts minutes.
 
-`resume` removes the pair from the topic's list and, once the broker holds no other pair, its rate: the follower
-fetches at full speed and its leader takes it back into the ISR (the step's waits ask for that).
+`resume` removes the pair from the topic's list: the follower fetches at full speed and its leader takes it back
+into the ISR (the step's waits ask for that). The brokers' rates stay until the scenario ends (`release_all`):
+a broker's config is altered through that broker, which may be down when its follower is resumed, and a rate
+throttles nothing that no topic lists.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Pauses:
     def __init__(self, cluster: Cluster, topic: str):
         self.cluster, self.topic = cluster, topic
         self.held: set[tuple[int, int]] = set()
+        self.rated: set[int] = set()  # brokers whose follower rate this scenario set
 
     def pause(self, partition: int, broker: int) -> None:
         """Hold the follower behind (steps 1-3 above); a ClusterError (exit 3) naming what did not happen if
@@ -63,7 +66,9 @@ class Pauses:
         admin = self.cluster.admin
         self.held.add((partition, broker))
         admin.alter_configs("topic", self.topic, set_={THROTTLED_REPLICAS: _throttled_list(self.held)})
-        admin.alter_configs("broker", str(broker), set_={THROTTLED_RATE: "1"})
+        if broker not in self.rated:
+            admin.alter_configs("broker", str(broker), set_={THROTTLED_RATE: "1"})
+            self.rated.add(broker)
         admin.produce(self.topic, partition, records=1, size=RECORD_BYTES)  # the producer knows the leader now
         produced = 0
 
@@ -97,25 +102,28 @@ class Pauses:
                                f"its session ({self.cluster.spec.session_timeout_ms} ms) is too short")
 
     def resume(self, partition: int, broker: int) -> None:
-        """Remove the follower's throttle (and its broker's rate, if it holds no other pair)."""
+        """Remove the follower from the topic's throttled replicas (its broker's rate stays: module docstring)."""
         self.held.discard((partition, broker))
-        self._write_throttles(broker)
+        self._write_topic()
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.held or self.rated)
 
     def release_all(self) -> None:
-        """Remove every throttle this scenario set (after a scenario that ended early)."""
-        brokers = {b for _, b in self.held}
+        """Remove every throttle this scenario set: the topic's list and the brokers' rates (every broker up)."""
         self.held.clear()
-        for b in sorted(brokers):
-            self._write_throttles(b)
+        self._write_topic()
+        for b in sorted(self.rated):
+            self.cluster.admin.alter_configs("broker", str(b), delete=[THROTTLED_RATE])
+        self.rated.clear()
 
-    def _write_throttles(self, broker: int) -> None:
+    def _write_topic(self) -> None:
         admin = self.cluster.admin
         if self.held:
             admin.alter_configs("topic", self.topic, set_={THROTTLED_REPLICAS: _throttled_list(self.held)})
         else:
             admin.alter_configs("topic", self.topic, delete=[THROTTLED_REPLICAS])
-        if not any(b == broker for _, b in self.held):
-            admin.alter_configs("broker", str(broker), delete=[THROTTLED_RATE])
 
 
 __all__ = ["BACKLOG_BYTES", "PAUSE_BROKER_CONFIG", "PAUSE_SESSION_TIMEOUT_MS", "Pauses", "pause_ready"]

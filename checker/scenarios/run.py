@@ -15,6 +15,7 @@ and the tail of the implicated nodes' logs, with the result so far in `.result`.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,9 +128,11 @@ def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | Non
             say(f"scenario {topic}: step {k}: {step.describe()}")
             record: dict[str, Any] = {"index": k, "step": step.describe(), "model": list(exp.model)}
             t0 = time.monotonic()
-            if scenario.mode == "zk" and step.do in ("kill", "stop"):
+            if scenario.mode == "zk" and step.do in ("kill", "stop", "pause"):
                 before = expected[k - 1].state if k else None
                 result.divergences += _controller_off(cluster, scenario, step, before, k, record)
+            if scenario.mode == "zk" and step.do == "pause":
+                _alter_partition_channel_off(cluster, step, record)
             reply = _do(cluster, step, pauses)
             if reply is not None:
                 code = admin_code(reply)
@@ -169,7 +172,7 @@ def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | Non
             result.steps.append(record)
     finally:
         result.elapsed_s = time.monotonic() - started
-        if pauses.held and all(n.state == "running" for n in cluster.nodes if n.role == "broker"):
+        if pauses.touched and all(n.state == "running" for n in cluster.nodes if n.role == "broker"):
             pauses.release_all()
     if delete_topic:
         cluster.admin.delete_topics([topic])
@@ -234,8 +237,10 @@ def _check_zk_cluster(cluster: Cluster) -> None:
 
 def _controller_off(cluster: Cluster, scenario: Scenario, step: Any, before: Any, k: int,
                     record: dict[str, Any]) -> list[dict[str, Any]]:
-    """zk: before a broker fails, move the controller off it (re-elections, `znodes.move_controller_off`), so
-    that Kafka runs onBrokerFailure as the model's BrokerFail does. Each re-election is a ControllerFailover the
+    """zk: before a broker fails or is paused, move the controller off it (re-elections, `znodes.move_controller_off`), so
+    that Kafka runs onBrokerFailure as the model's BrokerFail does; before a pause, move it off the broker to be
+    frozen, whose leader's ISR shrink a frozen controller could not commit (AlterPartition goes to the controller,
+    KIP-497; KafkaController.processAlterPartition runs in the controller's event thread). Each re-election is a ControllerFailover the
     scenario does not name: sound only where the model's failover changes nothing the step compares, which is
     checked here (a divergence of kind "unmodelled" otherwise)."""
     moves = znodes.move_controller_off(cluster, step.broker)
@@ -257,6 +262,68 @@ def _controller_off(cluster: Cluster, scenario: Scenario, step: Any, before: Any
     return [{"step": k, "kind": "unmodelled", "action": step.describe(),
              "what": f"broker {step.broker} was the controller: moved off it by {moves} re-election(s), which the "
                      "model's state here does not leave unchanged", "expected": same, "observed": after}]
+
+
+#: zk: a broker's AlterPartition channel names the controller it sends to, once resolved from its metadata cache
+#: (NodeToControllerRequestThread.doWork, 3.9.2, INFO): `[zk-broker-1-to-controller-alter-partition-channel-manager]:
+#: Recorded new ZK controller, from now on will use node 127.0.0.1:30829 (id: 4 rack: null)`
+CHANNEL_CONTROLLER = re.compile(r"\[zk-broker-(?P<b>\d+)-to-controller-alter-partition-channel-manager\]:? Recorded new "
+                                r"ZK controller, from now on will use node \S+ \(id: (?P<c>-?\d+)")
+
+
+def alter_partition_controller(server_log: str, broker: int) -> int | None:
+    """The controller `broker`'s AlterPartition channel sends to, from its server.log (the last node it recorded;
+    None: none recorded)."""
+    found = None
+    for m in CHANNEL_CONTROLLER.finditer(server_log):
+        if int(m.group("b")) == broker:
+            found = int(m.group("c"))
+    return found
+
+
+def _alter_partition_channel_off(cluster: Cluster, step: Any, record: dict[str, Any],
+                                 timeout_s: float = 60.0) -> None:
+    """zk, before a pause: make sure the partition's leader does not send its ISR shrink to the broker about to be
+    frozen. The leader's AlterPartition (KIP-497) goes to the controller its channel has cached, and Kafka 3.9.2
+    drops that cache only on a disconnect or a NOT_CONTROLLER answer (NodeToControllerRequestThread.handleResponse;
+    doWork resolves a new one from the metadata cache only while none is cached): after the controller moved (a
+    `reelect_controller` step, `_controller_off`), a leader may still send to the old controller broker. Frozen,
+    that broker neither answers nor disconnects, and the shrink waits for controller.socket.timeout.ms (30 s) —
+    longer than a pause may freeze it (seen: conformance-2403 and -2419 of the 3.9.2 smoke tier). The remedy is
+    an AlterPartition that the old controller, still running, refuses: a probe topic of one partition on the leader
+    alone, reassigned to the leader and another live broker, whose ISR expansion the leader sends (answered
+    NOT_CONTROLLER, resent to the controller, committed); then the probe is deleted. The probe is another topic:
+    the scenario's partition, and the model's state, are untouched (its controller log lines are left out,
+    zk_logs.scenario_lines)."""
+    admin = cluster.admin
+    partitions = admin.describe_topics([step.topic])[step.topic]["partitions"]
+    leader = next(q["leader"] for q in partitions if q["partition"] == step.partition)
+    if leader is None:
+        return
+    cached = alter_partition_controller(cluster.logs(leader, "server"), leader)
+    if cached != step.broker:
+        return
+    others = [b for b in admin.broker_ids() if b not in (leader, step.broker)]
+    record["alter_partition_channel"] = {"leader": leader, "was": cached}
+    if not others:
+        record["alter_partition_channel"]["left"] = "no live broker for a probe"
+        return
+    probe = f"kreassign-probe-{step.topic}"
+    admin.create_topic(probe, assignment={0: [leader]}, configs={"min.insync.replicas": "1"})
+
+    def refreshed() -> str | None:
+        now = alter_partition_controller(cluster.logs(leader, "server"), leader)
+        isr = admin.describe_topics([probe])[probe]["partitions"][0]["isr"]
+        if now in (None, step.broker) or others[0] not in isr:
+            return f"broker-{leader}'s AlterPartition channel still on broker {now} (probe ISR {isr})"
+        return None
+
+    try:
+        admin.alter_reassignments([(probe, 0, [leader, others[0]])])
+        cluster.wait_for(f"broker-{leader}'s AlterPartition channel off broker {step.broker}", refreshed, timeout_s)
+        record["alter_partition_channel"]["now"] = alter_partition_controller(cluster.logs(leader, "server"), leader)
+    finally:
+        admin.delete_topics([probe])
 
 
 def _observed_like(expect: dict[str, Any]) -> dict[str, Any]:

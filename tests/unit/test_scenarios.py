@@ -271,3 +271,31 @@ def test_a_wait_that_does_not_hold_fails_the_run_naming_it():
         run_scenario(cluster, s, settle_s=0.1)
     assert "broker_fenced(broker=" in str(e.value) and e.value.exit_code == 3
     assert e.value.result.failed.startswith("step 0: broker_fenced") and not e.value.result.ok
+
+
+def test_a_resume_touches_only_the_topic_and_the_rates_go_at_the_end():
+    """A broker's config is altered through that broker: a resume must not need it up (its follower may have been
+    killed since the pause); the rates go when the scenario ends, with every broker up."""
+    from types import SimpleNamespace
+
+    from kreassign.checker.scenarios.pauses import Pauses
+
+    calls = []
+    admin = SimpleNamespace(
+        alter_configs=lambda resource, name, set_=None, delete=None: calls.append((resource, name, set_, delete)),
+        produce=lambda *a, **k: [0],
+        describe_topics=lambda names, timeout_s=10.0: {"x": {"partitions": [{"partition": 0, "isr": [1, 2]}]}},
+        broker_ids=lambda: [1, 2, 3])
+    cluster = SimpleNamespace(admin=admin, spec=SimpleNamespace(session_timeout_ms=12000),
+                              pause=lambda b: None, resume=lambda b: None,
+                              wait_for=lambda what, check, timeout: check() is None or check())
+    p = Pauses(cluster, "x")
+    p.pause(0, 3)
+    assert ("broker", "3", {"follower.replication.throttled.rate": "1"}, None) in calls
+    calls.clear()
+    p.resume(0, 3)
+    assert calls == [("topic", "x", None, ["follower.replication.throttled.replicas"])]  # no broker call
+    assert p.touched
+    calls.clear()
+    p.release_all()
+    assert ("broker", "3", None, ["follower.replication.throttled.rate"]) in calls and not p.touched
