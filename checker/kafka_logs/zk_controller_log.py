@@ -36,7 +36,10 @@ from typing import Any
 from kreassign.checker.kafka_logs.zk_log_shapes import (
     BY_NAME,
     CONTROLLER_EPOCH,
+    ELECTION_FIELDS,
+    FAILED_ELECTION,
     IDS,
+    INVALID_NEW_REPLICA,
     SHAPES,
     TP,
     Shape,
@@ -172,6 +175,32 @@ def _observations(shape: Shape, m: re.Match[str], line: int, text: str, parsed: 
                         creation=creation)]
 
 
+def _failed_election(shape: Shape, m: re.Match[str], n: int, line: str, lines: list[str]) -> Observation | None:
+    """A "failed partition state change" line whose next line names its cause as an election that found no leader
+    under a strategy of ELECTION_FIELDS: Kafka wrote nothing for the partition (doElectLeaderForPartitions puts it
+    in failedElections and writes only the partitions that got a leader), so the line is a no-op whose cause is
+    checked — the model's state at that point must not elect a leader under that strategy either (its field
+    false). Another cause (a ZooKeeper error, another controller's epoch, an invalid transition), an unread
+    strategy or no exception line: None, and the line stays outside the model."""
+    if shape.name == "failed replica state change" and n < len(lines):
+        e = INVALID_NEW_REPLICA.match(_unwrap(lines[n].strip()))
+        g = m.groupdict()
+        if e is not None and tp_of(e) == tp_of(m) and int(e.group("b")) == int(g["b"]) \
+                and f"from {e.group('from')} to NewReplica failed" in line:
+            topic, partition = tp_of(m)
+            return Observation(n, line, topic, partition, (("next_step", "A2"),),
+                               what=f"{e.group('from')} -> NewReplica refused in step A2 (no write)")
+        return None
+    if shape.name != "failed partition state change" or n >= len(lines):
+        return None
+    e = FAILED_ELECTION.match(_unwrap(lines[n].strip()))
+    if e is None or tp_of(e) != tp_of(m) or e.group("strategy") not in ELECTION_FIELDS:
+        return None
+    topic, partition = tp_of(m)
+    fields: tuple[tuple[str, Any], ...] = ((ELECTION_FIELDS[e.group("strategy")], False),)
+    return Observation(n, line, topic, partition, fields, what=f"failed election ({e.group('strategy')}, no write)")
+
+
 def _context(shape: Shape, m: re.Match[str], line: int, parsed: ParsedLog) -> None:
     """What creation and context lines tell about the cluster: new partitions' replicas, targets, brokers."""
     g = m.groupdict()
@@ -209,6 +238,10 @@ def parse_log(text: str) -> ParsedLog:
         shape, m = found
         parsed.recognised += 1
         parsed.shapes[shape.name] += 1
+        failed = _failed_election(shape, m, n, line, lines)
+        if failed is not None:
+            parsed.observations.append(failed)
+            continue
         if shape.kind == "outside":
             parsed.outside.setdefault(shape.name, []).append(n)
             continue

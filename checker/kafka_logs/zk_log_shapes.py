@@ -165,6 +165,33 @@ SHAPES: list[Shape] = [
        "hutting down", r"Shutting down broker (?P<b>\d+)|[Cc]ontrolled shutdown"),
 ]
 
+#: the exception line under a "failed partition state change" line whose cause is an election that found no leader
+#: (ZkPartitionStateMachine.doElectLeaderForPartitions, 3.9.2: `Failed to elect leader for partition $partition under
+#: strategy $partitionLeaderElectionStrategy`; nothing is written for that partition, its state stays as it was),
+#: and the view field (validation.view) that must be false in the model's state for each strategy read here
+FAILED_ELECTION = re.compile(rf"^kafka\.common\.StateChangeFailedException: Failed to elect leader for partition {TP} "
+                             r"under strategy (?P<strategy>\w+(?:\((?:true|false)\))?)\s*$")
+ELECTION_FIELDS = {
+    # PartitionStateMachine.collectUncleanLeaderElectionState + Election.leaderForOffline: the first live in-sync
+    # replica of the assignment, else (the topic's unclean.leader.election.enable) the first live replica
+    "OfflinePartitionLeaderElectionStrategy(false)": "offline_electable",
+    # Election.leaderForReassign: the first live in-sync replica of the target (KafkaController
+    # .moveReassignedPartitionLeaderIfRequired, step B3)
+    "ReassignPartitionLeaderElectionStrategy": "reassign_electable",
+    # Election.leaderForControlledShutdown: the first live in-sync replica that is not shutting down
+    # (KafkaController.doControlledShutdown, for the partitions the shutting-down broker leads)
+    "ControlledShutdownPartitionLeaderElectionStrategy": "shutdown_electable",
+}
+
+#: the exception line under a "failed replica state change" line of a transition to NewReplica refused as invalid
+#: (ZkReplicaStateMachine.logInvalidTransition, 3.9.2: the replica is left out of the valid ones, no request, no
+#: write). For a partition that exists, only step A2 moves replicas to NewReplica
+#: (KafkaController.startNewReplicasForReassignedPartition, the adding replicas); seen when a new controller resumes a
+#: reassignment whose adding replica it already holds as OnlineReplica (onControllerFailover)
+INVALID_NEW_REPLICA = re.compile(r"^java\.lang\.IllegalStateException: Replica \[Topic=(?P<topic>[\w.-]+),Partition="
+                                 r"(?P<partition>\d+),Replica=(?P<b>\d+)\] should be in the NonExistentReplica states "
+                                 r"before moving to NewReplica state\. Instead it is in (?P<from>\w+) state\s*$")
+
 BY_NAME = {s.name: s for s in SHAPES}
 # the controller-side state-change logger's identity: [Controller id=1 epoch=2] (StateChangeLogger, 2.0+)
 CONTROLLER_EPOCH = re.compile(r"\[Controller id=\d+ epoch=(?P<ce>\d+)\]")
@@ -238,7 +265,10 @@ __all__ = [
     "ASSIGNMENT",
     "BY_NAME",
     "CONTROLLER_EPOCH",
+    "ELECTION_FIELDS",
+    "FAILED_ELECTION",
     "IDS",
+    "INVALID_NEW_REPLICA",
     "SHAPES",
     "TP",
     "Shape",

@@ -26,11 +26,10 @@ from kreassign.spec.actions import ControllerFailover
 
 from kreassign.outputs import write_text_atomically
 
-from . import znodes
+from . import reassign_tool, znodes
 from .conditions import check_of, observe
 from .format import Scenario
 from .mapping import EXCEPTION_CODES, code_name, expectation, model_for, replay_on_model, settle
-from . import reassign_tool
 from .pauses import Pauses, pause_ready
 
 RESULT_FORMAT = "kreassign-scenario-result"

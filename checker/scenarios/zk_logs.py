@@ -62,9 +62,19 @@ def scenario_lines(entries: list[str], topic: str) -> list[str]:
                   [t.strip() for t in TOPICS.search(e).group("new").split(",")]), None)  # type: ignore[union-attr]
     if start is None:
         return []
-    mentions = re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(t) for t in sorted(others)) + r")(?:-\d+|,\d+\])") \
+    mentions = re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(t) for t in sorted(others)) +
+                          r")(?:-\d+(?![\w.-])|,\d+\]|(?![\w.-]))") \
         if others else None
-    return [e for e in entries[start:] if mentions is None or not mentions.search(e)]
+    def about_others(e: str) -> bool:
+        if mentions is not None and mentions.search(e):
+            return True
+        # a topic change that names topics, none of them this one (another topic deleted: "New topics: [Set()],
+        # deleted topics: [Set(x)]", no partition named — e.g. run.py's probe topic of a pause)
+        m = TOPICS.search(e)
+        named = {t.strip() for t in (m.group("new") + "," + m.group("deleted")).split(",") if t.strip()} if m else set()
+        return bool(named) and topic not in named
+
+    return [e for e in entries[start:] if not about_others(e)]
 
 
 def merged_logs(cluster: Cluster, scenario: Scenario) -> str:

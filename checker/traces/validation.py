@@ -221,7 +221,26 @@ def view(state: ClusterState, topic: str | None, partition: int | None, partial:
         "leader_live": part.leader != NO_LEADER and state.is_active(part.leader),
         "znode_entry": znode,
     })
+    if zk is not None:  # whether the ZooKeeper controller's elections find a leader (a failed one writes nothing)
+        out.update(_electable(state, topic, part, mem.replicas, target))
     return out
+
+
+def _electable(state: ClusterState, topic: str, part: Partition, assignment: tuple[int, ...],
+               target: tuple[int, ...]) -> dict[str, bool]:
+    """Kafka 3.9.2's PartitionLeaderElectionAlgorithms over the controller's assignment (its memory: the full
+    replica list) and the partition's ISR, "live" being the model's live brokers: offline (the first live in-sync
+    replica; with the topic's unclean.leader.election.enable, else the first live replica), reassign (the first
+    live in-sync replica of the target), controlled shutdown (the first live in-sync replica that is not shutting
+    down — doControlledShutdown elects only the partitions the shutting-down broker leads, so it is the leader)."""
+    live = [b for b in assignment if state.is_active(b)]
+    isr = set(part.isr)
+    unclean = bool(getattr(state.topic(topic), "unclean_leader_election", False))
+    return {
+        "offline_electable": any(b in isr for b in live) or (unclean and bool(live)),
+        "reassign_electable": any(state.is_active(b) and b in isr for b in target),
+        "shutdown_electable": any(b in isr and b != part.leader for b in live),
+    }
 
 
 def epoch_key(name: str, obs: Observation) -> tuple:
@@ -960,6 +979,7 @@ OBSERVABLE = {
     "leader_epoch": "int", "partition_epoch": "int", "controller_epoch": "int",
     "memory_replicas": "ids", "memory_adding": "ids", "memory_removing": "ids", "memory_target": "ids",
     "target_in_isr": "bool", "next_step": "str", "leader_live": "bool", "znode_entry": "ids?", "znode_empty": "bool",
+    "offline_electable": "bool", "reassign_electable": "bool", "shutdown_electable": "bool",
 }
 
 

@@ -9,13 +9,13 @@ import json
 from types import SimpleNamespace
 
 import pytest
-
-from tests.unit.scenario_fakes import ModelAdmin
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.scenarios import mapping
 from kreassign.checker.scenarios.format import ScenarioError, dumps, scenario_from_json
 from kreassign.checker.scenarios.generate import random_walk, shortest_path
 from kreassign.spec import actions as A
+
+from tests.unit.scenario_fakes import ModelAdmin
 
 BOUNDS = Bounds(brokers=4, rf=3, reassigns=2, cancels=1, failures=1, failovers=1)
 SMALL = Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=2, failovers=1)
@@ -273,3 +273,153 @@ def _tool_steps_through_the_stand_in(monkeypatch):
     from tests.unit.scenario_fakes import tool_through_admin
 
     tool_through_admin(monkeypatch)
+
+
+# -- pauses in ZooKeeper mode: the controller moved off the broker to be frozen, and the leader's AlterPartition
+#    channel taken off it (run.py, docs/scenarios.md "Pauses") --
+
+CHANNEL_LINE = ("[2026-11-27 19:53:33,048] INFO [zk-broker-{l}-to-controller-alter-partition-channel-manager]: Recorded "
+                "new ZK controller, from now on will use node 127.0.0.1:30829 (id: {c} rack: null) "
+                "(kafka.server.NodeToControllerRequestThread)\n")
+
+
+def test_the_alter_partition_channels_controller_is_read_from_the_brokers_log():
+    from kreassign.checker.scenarios.run import alter_partition_controller
+
+    log = CHANNEL_LINE.format(l=1, c=1) + CHANNEL_LINE.format(l=1, c=4) + CHANNEL_LINE.format(l=2, c=3)
+    assert alter_partition_controller(log, 1) == 4 and alter_partition_controller(log, 2) == 3
+    assert alter_partition_controller(log, 3) is None
+
+
+def _pause_walk():
+    from kreassign.checker.scenarios.generate import actions_of, from_actions, random_walk
+
+    for seed in range(200):  # the walk's first pause, then its resume (from_actions adds it)
+        s = random_walk(BOUNDS, seed, 3, mode="zk", faults=("pause",))
+        if s.steps[0].do == "pause":
+            return from_actions(s, actions_of(s)[:1], topic=s.topic)
+    raise AssertionError("no walk that starts with a pause")
+
+
+class _PausingCluster(_ZkCluster):
+    """The stand-in with pauses (the model's LeaderShrinkIsr, as the throttle holds it) and brokers' server logs
+    naming the controller each leader's AlterPartition channel sends to; `channel` maps a leader to it."""
+
+    def __init__(self, model, controller, channel, **kw):
+        from kreassign.checker.cluster import ClusterSpec
+        from kreassign.checker.scenarios.pauses import PAUSE_BROKER_CONFIG, PAUSE_SESSION_TIMEOUT_MS
+        from kreassign.checker.scenarios.run import ZK_BROKER_CONFIG
+
+        super().__init__(model, **kw)
+        self.spec = ClusterSpec(version="3.9.2", mode="zk", brokers=4, session_timeout_ms=PAUSE_SESSION_TIMEOUT_MS,
+                                broker_config=ZK_BROKER_CONFIG + PAUSE_BROKER_CONFIG)
+        self.admin.controller, self.channel, self.probes = controller, dict(channel), []
+        admin = self.admin
+        create, reassign, describe = admin.create_topic, admin.alter_reassignments, admin.describe_topics
+
+        def create_topic(name, assignment, configs):
+            if name.startswith("kreassign-probe-"):
+                self.probes.append(("create", name, assignment[0]))
+            else:
+                create(name, assignment, configs)
+
+        def alter_reassignments(changes):
+            [(topic, p, target)] = changes
+            if topic.startswith("kreassign-probe-"):  # the leader's expansion: answered NOT_CONTROLLER, resent
+                self.probes.append(("reassign", topic, target))
+                self.channel[target[0]] = admin.controller
+                return [{"topic": topic, "partition": p, "error_class": None}]
+            return reassign(changes)
+
+        def describe_topics(names):
+            if names[0].startswith("kreassign-probe-"):
+                target = next(x[2] for x in reversed(self.probes) if x[0] == "reassign")
+                return {names[0]: {"partitions": [{"partition": 0, "isr": list(target)}]}}
+            return describe(names)
+
+        admin.create_topic, admin.alter_reassignments, admin.describe_topics = create_topic, alter_reassignments, \
+            describe_topics
+        admin.delete_topics = lambda names: self.probes.append(("delete", names[0], None))
+
+    def logs(self, node, name="server"):
+        assert name == "server"
+        return CHANNEL_LINE.format(l=node, c=self.channel[node]) if node in self.channel else ""
+
+
+@pytest.fixture
+def stand_in_pauses(monkeypatch):
+    from kreassign.checker.scenarios.pauses import Pauses
+
+    def pause(self, partition, broker):
+        assert broker != self.cluster.admin.controller, "the frozen broker must not be the controller"
+        leader = self.cluster.admin.state.cluster.partition("t", partition).leader
+        assert self.cluster.channel.get(leader) != broker, "the leader would send its shrink to the frozen broker"
+        self.held.add((partition, broker))
+        admin = self.cluster.admin  # held: not settled (settling would take the follower back)
+        admin.state = admin.model.step(admin.state, A.LeaderShrinkIsr("t", partition, broker))[0]
+
+    def resume(self, partition, broker):
+        self.held.discard((partition, broker))
+        self.cluster.admin.apply(A.LeaderExpandIsr("t", partition, broker))
+
+    monkeypatch.setattr(Pauses, "pause", pause)
+    monkeypatch.setattr(Pauses, "resume", resume)
+    monkeypatch.setattr(Pauses, "release_all", lambda self: self.held.clear())
+
+
+def _paused(s):
+    return s.steps[0].broker, mapping.replay_on_model(s)[0]
+
+
+def test_a_pause_of_the_controller_broker_moves_the_controller_and_the_leaders_channel_off_it(stand_in_pauses):
+    from kreassign.checker.scenarios.run import run_scenario
+
+    s = _pause_walk()
+    frozen = s.steps[0].broker
+    leader = 1 if frozen != 1 else 2
+    cluster = _PausingCluster(mapping.model_for(s), controller=frozen, channel={leader: frozen})
+    result = run_scenario(cluster, s, settle_s=0.1)
+    assert result.ok, result.divergences
+    first = result.steps[0]
+    assert first["controller_moved_off"]["broker"] == frozen and first["controller_moved_off"]["reelections"] >= 1
+    assert first["alter_partition_channel"]["was"] == frozen and first["alter_partition_channel"]["now"] != frozen
+    assert [p[0] for p in cluster.probes] == ["create", "reassign", "delete"]
+    assert all("controller_moved_off" not in st and "alter_partition_channel" not in st for st in result.steps[1:])
+
+
+def test_a_pause_of_a_former_controller_still_cached_by_the_leader_refreshes_only_the_channel(stand_in_pauses):
+    from kreassign.checker.scenarios.run import run_scenario
+
+    s = _pause_walk()
+    frozen = s.steps[0].broker
+    leader = 1 if frozen != 1 else 2
+    other = next(b for b in (1, 2, 3, 4) if b not in (frozen, leader))
+    cluster = _PausingCluster(mapping.model_for(s), controller=other, channel={leader: frozen})
+    result = run_scenario(cluster, s, settle_s=0.1)
+    assert result.ok and "controller_moved_off" not in result.steps[0]
+    assert result.steps[0]["alter_partition_channel"]["now"] == other
+
+
+def test_a_pause_whose_leader_sends_elsewhere_touches_nothing(stand_in_pauses):
+    from kreassign.checker.scenarios.run import run_scenario
+
+    s = _pause_walk()
+    frozen = s.steps[0].broker
+    leader = 1 if frozen != 1 else 2
+    other = next(b for b in (1, 2, 3, 4) if b not in (frozen, leader))
+    cluster = _PausingCluster(mapping.model_for(s), controller=other, channel={leader: other})
+    result = run_scenario(cluster, s, settle_s=0.1)
+    assert result.ok and not cluster.probes and "alter_partition_channel" not in result.steps[0]
+
+
+def test_without_the_remedy_the_stand_in_refuses_the_pause(stand_in_pauses, monkeypatch):
+    # the broken variant: run.py without `_alter_partition_channel_off` freezes the broker the leader sends to
+    from kreassign.checker.scenarios import run
+
+    monkeypatch.setattr(run, "_alter_partition_channel_off", lambda *a, **k: None)
+    s = _pause_walk()
+    frozen = s.steps[0].broker
+    leader = 1 if frozen != 1 else 2
+    cluster = _PausingCluster(mapping.model_for(s), controller=frozen, channel={leader: frozen})
+    with pytest.raises(AssertionError, match="send its shrink to the frozen broker"):
+        run.run_scenario(cluster, s, settle_s=0.1)

@@ -75,4 +75,86 @@ def test_merging_keeps_timestamp_order_and_continuation_lines_and_drops_other_to
 
 def test_the_last_isr_member_failing_is_valid():  # Kafka keeps it in the ISR with leader -1
     text = "\n".join(lines_of("w322-42"))
-    assert validate_lines(text).verdict in ("VALID", "INCONCLUSIVE")
+    assert validate_lines(text).verdict == "VALID"  # its failed offline election is now a checked no-op
+
+
+# -- failed elections and refused transitions: no-op lines whose cause is checked (conformance smoke tier, 3.9.2) --
+
+FAILED = ("conformance-2401", "conformance-2404", "conformance-2417")
+
+
+@pytest.mark.parametrize("name", FAILED)
+def test_failed_elections_and_refused_new_replicas_are_read_as_checked_no_ops(name):
+    text = "\n".join(lines_of(name))
+    result = validate_lines(text)
+    assert result.verdict == "VALID", divergences_of(result, text)
+    parsed = parse_log(text)
+    assert not parsed.outside
+    errors = [k + 1 for k, line in enumerate(text.split("\n")) if " ERROR [Controller id=" in line]
+    assert errors and sorted(o.line for o in parsed.observations if "no write" in o.what and o.line in errors) == errors
+
+
+def test_a_pause_of_the_controller_broker_is_valid_without_the_probe_topics_lines():
+    text = "\n".join(lines_of("conformance-2419"))
+    assert validate_lines(text).verdict == "VALID"
+
+
+def test_each_failed_election_strategy_is_read():
+    whats = {o.what for name in FAILED for o in parse_log("\n".join(lines_of(name))).observations}
+    assert {"failed election (ControlledShutdownPartitionLeaderElectionStrategy, no write)",
+            "failed election (OfflinePartitionLeaderElectionStrategy(false), no write)",
+            "failed election (ReassignPartitionLeaderElectionStrategy, no write)",
+            "OnlineReplica -> NewReplica refused in step A2 (no write)"} <= whats
+
+
+def _moved_failure(strategy: str) -> tuple[str, int]:
+    """conformance-2401 with a failed election copied to right after the partition's creation, where both replicas
+    are live and in the ISR (the model elects a leader under every strategy)."""
+    lines = lines_of("conformance-2401")
+    first = next(k for k, line in enumerate(lines) if "to OnlinePartition with state" in line)
+    err = next(k for k, line in enumerate(lines) if "from OfflinePartition to OnlinePartition" in line and "ERROR" in line)
+    cause = lines[err + 1].replace("OfflinePartitionLeaderElectionStrategy(false)", strategy)
+    return "\n".join(lines[:first + 1] + [lines[err], cause] + lines[first + 1:]), first + 2
+
+
+@pytest.mark.parametrize("strategy,field", [("OfflinePartitionLeaderElectionStrategy(false)", "offline_electable"),
+                                            ("ReassignPartitionLeaderElectionStrategy", "reassign_electable")])
+def test_a_failed_election_where_the_model_elects_a_leader_is_rejected_at_its_line(strategy, field):
+    text, line = _moved_failure(strategy)
+    [d] = divergences_of(validate_lines(text), text)
+    assert (d["verdict"], d["line"]) == ("INVALID", line) and any(x.startswith(f"{field}:") for x in d["differs"])
+
+
+def test_a_controlled_shutdown_elects_another_live_in_sync_replica_in_the_model_view():
+    from dataclasses import replace
+
+    from kreassign.checker.config.bounds import Bounds
+    from kreassign.checker.scenarios.mapping import make_model, settle
+    from kreassign.checker.traces.validation import view
+
+    model = make_model(Bounds(brokers=3, rf=2), "zk")
+    state = settle(model, model.init_states()[0])[0]
+    part = state.cluster.partition("t", 0)
+    assert view(state.cluster, "t", 0)["shutdown_electable"] is True  # another live ISR member than the leader
+    alone = state.cluster.with_partition("t", 0, replace(part, isr=(part.leader,)))
+    assert view(alone, "t", 0)["shutdown_electable"] is False and view(alone, "t", 0)["offline_electable"] is True
+
+
+def test_another_cause_of_a_failed_state_change_stays_outside():
+    lines = lines_of("conformance-2401")
+    err = next(k for k, line in enumerate(lines) if "from OfflinePartition to OnlinePartition" in line and "ERROR" in line)
+    lines[err + 1] = "kafka.common.StateChangeFailedException: LeaderAndIsr information doesn't exist for partition " \
+                     "conformance-2401-0 in OfflinePartition state"
+    parsed = parse_log("\n".join(lines))
+    assert parsed.outside == {"failed partition state change": [err + 1]}
+
+
+def test_another_topics_deletion_is_not_a_scenario_line():
+    entries = ["[2026-01-01 00:00:00,001] INFO [Controller id=1] New topics: [Set(t)], deleted topics: [HashSet()], x",
+               ("[2026-01-01 00:00:00,002] INFO [Controller id=1] New topics: [HashSet()], deleted topics: "
+                "[HashSet(kreassign-probe-t)], new partition replica assignment [HashMap()]"),
+               ("[2026-01-01 00:00:00,003] INFO [Controller id=1] New topics: [HashSet()], deleted topics: "
+                "[HashSet(t)], new partition replica assignment [HashMap()]"),
+               ("[2026-01-01 00:00:00,004] INFO [Controller id=3] Starting topic deletion for topics kreassign-probe-t "
+                "(kafka.controller.KafkaController)")]
+    assert scenario_lines(entries, "t") == [entries[0], entries[2]]
