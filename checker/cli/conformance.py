@@ -103,7 +103,13 @@ def checks_for(mode: str) -> tuple:
     from kreassign.checker.scenarios.metadata_log import dump_metadata_log, validate_metadata_log
 
     def metadata_log(cluster, scenario, run):
-        return validate_metadata_log(dump_metadata_log(cluster), scenario, run)
+        text = dump_metadata_log(cluster)
+        found = validate_metadata_log(text, scenario, run)
+        lines = text.splitlines()
+        for d in found:  # the records around the one refused, so that a divergence can be read without its cluster
+            if isinstance(d.get("line"), int):
+                d["excerpt"] = lines[max(0, d["line"] - 40):d["line"] + 5]
+        return found
 
     return (metadata_log, log_dirs)
 
