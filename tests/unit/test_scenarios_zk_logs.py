@@ -158,3 +158,23 @@ def test_another_topics_deletion_is_not_a_scenario_line():
                ("[2026-01-01 00:00:00,004] INFO [Controller id=3] Starting topic deletion for topics kreassign-probe-t "
                 "(kafka.controller.KafkaController)")]
     assert scenario_lines(entries, "t") == [entries[0], entries[2]]
+
+
+def test_the_scenario_bounds_the_search_by_what_it_did():
+    from dataclasses import replace as _with
+
+    from kreassign.checker.scenarios.format import Step
+    from kreassign.checker.scenarios.zk_logs import LIMITS, limits_for
+    from kreassign.checker.scenarios.generate import random_walk
+    from kreassign.checker.config.bounds import Bounds
+
+    base = random_walk(Bounds(brokers=4, rf=3, reassigns=2, cancels=1, failures=1, failovers=1), 3, 1, mode="zk",
+                       faults=("failover",))
+    only_requests = _with(base, steps=(Step("reelect_controller"), Step("reassign", topic=base.topic, partition=0,
+                                                                        target=(1, 2, 4))))
+    lim = limits_for(only_requests)
+    assert (lim.max_failures, lim.max_failovers, lim.max_requests) == (0, 1, 1)
+    with_kill = _with(only_requests, steps=only_requests.steps + (Step("kill", broker=2),))
+    lim = limits_for(with_kill)
+    assert (lim.max_failures, lim.max_failovers) == (1, 3) and lim.max_unlogged == LIMITS.max_unlogged
+    assert limits_for(_with(with_kill, steps=with_kill.steps * 5)) == _with(LIMITS, max_requests=LIMITS.max_requests)
