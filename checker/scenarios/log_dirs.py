@@ -16,7 +16,7 @@ from kreassign.checker.cluster import AdminError, AdminRequestError, Cluster
 
 from .format import Scenario
 
-TIMEOUT_S = 30.0
+TIMEOUT_S = 10.0  # a removed replica leaves DescribeLogDirs as soon as its broker applies the change
 POLL_S = 0.5
 
 
