@@ -397,6 +397,24 @@ class MetadataChecker:
         brokers = [r for r in recs if self._broker_change(r) is not None]
         if len(brokers) == 1:
             return self.broker_step(recs, brokers[0])
+        if len(brokers) > 1:
+            # the Raft client appends the records of events that come together in one batch (the append linger):
+            # two brokers fenced at once in 4.4.0 gave [fence 3, no-op, change, fence 1]. A broker event's partition
+            # changes come before its broker record (generateLeaderAndIsrUpdates, then the registration change), so
+            # each broker record closes its own event; anything after the last one belongs to it
+            events, current = [], []
+            for r in recs:
+                current.append(r)
+                if self._broker_change(r) is not None:
+                    events.append(current)
+                    current = []
+            events[-1] += current
+            for event in events:
+                [brec] = [r for r in event if self._broker_change(r) is not None]
+                found = self.broker_step(event, brec)
+                if found is not None:
+                    return found
+            return None
         for rec in recs:
             found = self.record(rec)
             if found is not None:

@@ -289,3 +289,17 @@ def test_an_unclean_restart_s_elr_removal_is_the_reference_s_and_nothing_else_is
     assert mine.verdict == "VALID" and any(line == n and "BrokerRestart(2)" in a for line, _t, a in mine.explanation)
     data = payload(lines[n - 1])["data"]
     _rejected(edited(text, n, {**data, "eligibleLeaderReplicas": [2, 4]}), s, n, "elr")
+
+
+def test_two_brokers_fenced_in_one_batch_are_two_steps_and_each_change_is_its_own():
+    # 4.4.0: the Raft client put two fence events in one batch; the change between them is broker 1's fence
+    text = (ROOT / "campaigns" / "4.4.0-two-fences-5050.dump.txt").read_text(encoding="utf-8")
+    s = read_scenario(str(ROOT / "campaigns" / "4.4.0-two-fences-5050.scenario.json"))
+    lines = text.splitlines()
+    n = next(k for k, line in enumerate(lines, start=1) if f'"topicId":"{topic_id(text, s.topic)}"' in line
+             and '"PARTITION_CHANGE_RECORD"' in line and '"BROKER_REGISTRATION_CHANGE_RECORD"' in lines[k]
+             and '"BROKER_REGISTRATION_CHANGE_RECORD"' in lines[k - 3])
+    mine = check_metadata_log(text, s)
+    assert mine.verdict == "VALID" and any(line == n and "BrokerFail(1)" in a for line, _t, a in mine.explanation)
+    data = payload(lines[n - 1])["data"]
+    _rejected(edited(text, n, {**data, "leader": 4, "isr": [4]}), s, n, "leader")
