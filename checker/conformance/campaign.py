@@ -199,8 +199,12 @@ class Campaign:
             self._heal(result)
             return [], None, str(e).splitlines()[0]
         divergences = list(run.divergences)
-        for check in self.checks:
-            divergences += check(self.cluster, scenario, run)
+        try:
+            for check in self.checks:
+                divergences += check(self.cluster, scenario, run)
+        except (ClusterError, AdminError, AdminRequestError) as e:  # a check the cluster could not answer
+            self._heal(result)
+            return divergences, run.to_json(), str(e).splitlines()[0]
         try:
             self.cluster.admin.delete_topics([scenario.topic])
         except (ClusterError, AdminError, AdminRequestError) as e:  # not a verdict: the next topic is its own
@@ -208,6 +212,11 @@ class Campaign:
         return divergences, run.to_json(), None
 
     def _one(self, index: int, scenario: Scenario, result: CampaignResult) -> ScenarioOutcome:
+        assert self.cluster is not None
+        down = [n.name for n in self.cluster.nodes if n.role in ("broker", "controller") and n.state != "running"]
+        if down:  # a node that ended on its own during the last scenario: each scenario starts on a whole cluster
+            self.log(f"conformance: {', '.join(down)} not running before {scenario.topic}: starting it again")
+            self._heal(result)
         t0 = time.monotonic()
         found, run, error = self._attempt(scenario, result)
         divergences, known = _classify(scenario, found)

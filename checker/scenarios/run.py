@@ -129,7 +129,8 @@ def run_scenario(cluster: Cluster, scenario: Scenario, *, result_path: str | Non
             t0 = time.monotonic()
             if scenario.mode == "zk" and step.do in ("kill", "stop", "pause"):
                 before = expected[k - 1].state if k else None
-                result.divergences += _controller_off(cluster, scenario, step, before, k, record)
+                result.divergences += _controller_off(cluster, scenario, step, before, k, record,
+                                                      frozenset(pauses.held))
             if scenario.mode == "zk" and step.do == "pause":
                 _alter_partition_channel_off(cluster, step, record)
             reply = _do(cluster, step, pauses)
@@ -235,7 +236,7 @@ def _check_zk_cluster(cluster: Cluster) -> None:
 
 
 def _controller_off(cluster: Cluster, scenario: Scenario, step: Any, before: Any, k: int,
-                    record: dict[str, Any]) -> list[dict[str, Any]]:
+                    record: dict[str, Any], held: frozenset = frozenset()) -> list[dict[str, Any]]:
     """zk: before a broker fails or is paused, move the controller off it (re-elections, `znodes.move_controller_off`), so
     that Kafka runs onBrokerFailure as the model's BrokerFail does; before a pause, move it off the broker to be
     frozen, whose leader's ISR shrink a frozen controller could not commit (AlterPartition goes to the controller,
@@ -251,8 +252,8 @@ def _controller_off(cluster: Cluster, scenario: Scenario, step: Any, before: Any
     if state is None:
         return []
     same = expectation(state, None)
-    for _ in range(moves):
-        state = settle(model, model.step(state, ControllerFailover())[0])[0]
+    for _ in range(moves):  # settled as the run is: a paused follower stays held
+        state = settle(model, model.step(state, ControllerFailover())[0], held)[0]
         if state is None:
             break
     after = expectation(state, None) if state is not None else None

@@ -237,3 +237,16 @@ def test_a_declared_kafka_bug_explains_its_divergence_and_nothing_else():
     assert result.outcomes[0].verdict == "known" and result.exit_code == 0
     assert result.totals()["known_kafka_bugs"] == {"KAFKA-7362": 1}
     assert "KAFKA-7362" in ET.fromstring(junit_xml(result)).find("testsuite/testcase/skipped").get("message")
+
+
+def test_a_broker_that_does_not_answer_about_its_disk_is_the_cluster_s_problem_not_a_verdict():
+    from types import SimpleNamespace
+
+    from kreassign.checker.cluster import ClusterError
+    from kreassign.checker.scenarios.log_dirs import check_log_dirs
+
+    silent = SimpleNamespace(brokers=(1, 2), admin=SimpleNamespace(log_dirs=lambda brokers: {
+        1: {"replicas": []}, 2: {"error_class": "TimeoutException", "error": "x"}}))
+    scenario = C.draw(ConformanceOptions("4.4.0", faults=NO_PAUSE), 0)
+    with pytest.raises(ClusterError, match="broker-2 did not answer DescribeLogDirs"):
+        check_log_dirs(silent, scenario, {"partitions": {"0": {"replicas": [1]}}}, timeout_s=0)
