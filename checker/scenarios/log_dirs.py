@@ -16,7 +16,8 @@ from kreassign.checker.cluster import AdminError, AdminRequestError, Cluster, Cl
 
 from .format import Scenario
 
-TIMEOUT_S = 10.0  # a removed replica leaves DescribeLogDirs as soon as its broker applies the change
+TIMEOUT_S = 15.0  # a removed replica leaves DescribeLogDirs as soon as its broker applies the change; a
+# broker just restarted may take seconds to answer at all
 POLL_S = 0.5
 
 
