@@ -166,12 +166,32 @@ class _Builder:
         return "tool" if pick and set(action.replicas) <= up else "admin"
 
     def recover_all(self) -> None:
-        """Resume every paused follower, then bring every failed broker back."""
-        for p, b in sorted(self.held):
-            self.add(Resume(p, b))
-        for br in self.state.cluster.brokers:
-            if not br.active:
-                self.add(A.BrokerRecover(br.id))
+        """Resume every paused follower, then bring every failed broker back — also where the model does not
+        determine what follows (the step then expects nothing: `expect` null, only its own wait): the next
+        scenario must start on a whole cluster. Seen: two ISR expansions after an ELR leader's return completing
+        a reassignment in either order left a broker down at the end (seeds 5196, 7016)."""
+        closing = [Resume(p, b) for p, b in sorted(self.held)]
+        closing += [A.BrokerRecover(br.id) for br in self.state.cluster.brokers if not br.active]
+        lost = False  # after one step without an expectation, none of the following has one either
+        for action in closing:
+            if lost or not self.add(action):
+                if not lost:
+                    self.notes.pop()  # add's "left out" note: the step is done after all
+                self._undetermined(action)
+                lost = True
+
+    def _undetermined(self, action: Any) -> None:
+        """Append `action`'s step with no expectation, and go on from its unsettled state (only the brokers'
+        and the holds' bookkeeping matters to the closing steps after it)."""
+        step = _step_of(action, self.topic) if isinstance(action, Resume) else real_step(action, self.topic,
+                                                                                          mode=self.mode)
+        self.notes.append(f"{action}: done without an expectation (the cluster's own steps before or after it may "
+                          "end in different states), so that the cluster ends whole")
+        self.steps.append(Step(step.do, topic=step.topic, partition=step.partition, broker=step.broker,
+                               waits=waits_for(step, self.state, None), model=(str(action),), expect=None))
+        self.held = held_after(step, self.held)
+        if not isinstance(action, Resume):
+            self.state = self.model.step(self.state, action)[0]
 
     def scenario(self, bounds: Bounds, seed: int, kafka_version: str, generator: dict[str, Any]) -> Scenario:
         initial = {p: tuple(r) for p, r in enumerate(bounds.initial_assignment())}
