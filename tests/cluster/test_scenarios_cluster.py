@@ -20,7 +20,7 @@ BOUNDS = Bounds(brokers=4, rf=3, reassigns=2, cancels=1, failures=1, failovers=1
 def _first_walk(wanted, seeds=range(200)):
     """The first seed's walk whose steps have every kind in `wanted` (and an accepted cancel if asked)."""
     for seed in seeds:
-        s = random_walk(BOUNDS, seed, 6, kafka_version=NEWEST,
+        s = random_walk(BOUNDS, seed, 6, kafka_version=NEWEST, faults=("kill", "stop", "failover"),
                         require=(A.Reassign, A.BrokerFail, A.Cancel, A.ControllerFailover))
         kinds = {st.do for st in s.steps}
         accepted_cancel = any(st.do == "cancel" and st.expect["error"] == "NONE" for st in s.steps)
@@ -32,7 +32,7 @@ def _first_walk(wanted, seeds=range(200)):
 def scenarios():
     return [
         shortest_path(BOUNDS, "reassigning_with_failed_target", seed=2, kafka_version=NEWEST),
-        _first_walk({"kill", "reassign", "cancel", "restart"}),
+        _first_walk({"kill", "reassign", "cancel", "restart", "kill_controller"}),
         _first_walk({"stop", "accepted_cancel"}),
     ]
 
