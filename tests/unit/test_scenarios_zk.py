@@ -135,19 +135,6 @@ class _ZkAdmin(ModelAdmin):
             self.entries = [{"topic": topic, "partition": p, "replicas": list(target)}]
         return [reply]
 
-    def describe_topics(self, names):
-        parts = [{"partition": i, "replicas": list(p.replicas), "isr": list(p.isr),
-                  "leader": p.leader if p.leader >= 0 else None, "elr": []}
-                 for i, p in enumerate(self.state.cluster.topic("t").partitions)]
-        return {self.topic: {"partitions": parts}}
-
-    def list_reassignments(self):
-        return [{"topic": self.topic, "partition": i, "adding": list(p.adding), "removing": list(p.removing)}
-                for i, p in enumerate(self.state.cluster.topic("t").partitions) if p.reassigning]
-
-    def broker_ids(self):
-        return [b.id for b in self.state.cluster.brokers if b.active]
-
     def describe_cluster(self, timeout_s=10.0):
         return {"controller": self.controller, "brokers": [{"id": b} for b in self.broker_ids()]}
 
