@@ -19,13 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kreassign.checker.cluster import AdminError, AdminRequestError, Cluster, ClusterError, ClusterSpec, start_cluster
+from kreassign.checker.cluster import (
+    AdminError,
+    AdminRequestError,
+    Cluster,
+    ClusterError,
+    ClusterSpec,
+    start_cluster,
+)
 from kreassign.checker.scenarios.format import Scenario, write_scenario
 from kreassign.checker.scenarios.generate import random_walk
 from kreassign.checker.scenarios.pauses import PAUSE_BROKER_CONFIG, PAUSE_SESSION_TIMEOUT_MS
 from kreassign.checker.scenarios.run import ZK_BROKER_CONFIG, ScenarioWaitError, restore, run_scenario
-from kreassign.outputs import write_text_atomically
 from kreassign.spec import actions as A
+
+from kreassign.outputs import write_text_atomically
 
 from .known_bugs import known_bug_of
 from .minimize import Minimized, minimize

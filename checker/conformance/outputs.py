@@ -55,8 +55,8 @@ def _cell(v: Any) -> str:
 
 def _steps_table(out: ScenarioOutcome) -> list[str]:
     wrong = {d.get("step") for d in out.divergences}
-    rows = ["<table><tr><th>#</th><th>step</th><th>model</th><th>expected</th><th>observed</th>"
-            "<th>waits</th></tr>"]
+    rows = [("<table><tr><th>#</th><th>step</th><th>model</th><th>expected</th><th>observed</th>"
+             "<th>waits</th></tr>")]
     for k, step in enumerate((out.result or {}).get("steps", [])):
         cls = ' class="violating-row"' if k in wrong else ""
         exp = (step.get("expected") or {}).get("partitions")
@@ -75,15 +75,15 @@ def html_report(result: CampaignResult) -> str:
     verdict = "ok" if result.exit_code == 0 else "risk"
     title = f"kreassign conformance: Kafka {o.kafka_version} ({o.mode})"
     body = [f"<h1>{escape(title)}</h1>",
-            f"<div class=\"verdict {verdict}\">{t['agree']} of {t['scenarios']} scenarios agree with the reference; "
-            f"{t['diverge']} diverge; {t['known']} show a known Kafka bug; {t['errors']} could not be run</div>",
-            f"<p class=\"meta\">seed {o.seed}; faults {escape(', '.join(o.faults))}; {o.brokers} brokers; "
-            f"{t['steps']} steps; faults injected {escape(json.dumps(t['faults']))}; {t['seconds']} s "
-            f"({t['scenarios_per_minute']} scenarios/min; {t['cluster_starts']} cluster start(s), "
-            f"{t['cluster_start_seconds']} s)" + (f"; stopped: {escape(result.stopped)}" if result.stopped else "")
-            + "</p>",
-            "<h2>Scenarios</h2><table><tr><th>#</th><th>topic</th><th>seed</th><th>steps</th><th>faults</th>"
-            "<th>verdict</th><th>seconds</th></tr>"]
+            (f"<div class=\"verdict {verdict}\">{t['agree']} of {t['scenarios']} scenarios agree with the reference; "
+             f"{t['diverge']} diverge; {t['known']} show a known Kafka bug; {t['errors']} could not be run</div>"),
+            (f"<p class=\"meta\">seed {o.seed}; faults {escape(', '.join(o.faults))}; {o.brokers} brokers; "
+             f"{t['steps']} steps; faults injected {escape(json.dumps(t['faults']))}; {t['seconds']} s "
+             f"({t['scenarios_per_minute']} scenarios/min; {t['cluster_starts']} cluster start(s), "
+             f"{t['cluster_start_seconds']} s)" + (f"; stopped: {escape(result.stopped)}" if result.stopped else "")
+             + "</p>"),
+            ("<h2>Scenarios</h2><table><tr><th>#</th><th>topic</th><th>seed</th><th>steps</th><th>faults</th>"
+             "<th>verdict</th><th>seconds</th></tr>")]
     for out in result.outcomes:
         cls = ' class="error"' if out.verdict in ("diverges", "error") else ""
         body.append(f"<tr><td>{out.index}</td><td class=\"mono\">{escape(out.scenario.topic)}</td>"

@@ -13,9 +13,8 @@ not be decided (INCONCLUSIVE: lines outside the model, a search limit).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import re
+from dataclasses import replace
 from typing import Any
 
 from kreassign.checker.cluster import Cluster

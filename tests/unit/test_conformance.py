@@ -8,14 +8,15 @@ import json
 from xml.etree import ElementTree as ET
 
 import pytest
-
-from tests.unit.scenario_fakes import ModelAdmin, ModelCluster, tool_through_admin
 from kreassign.checker.conformance import campaign as C
 from kreassign.checker.conformance import options as O
 from kreassign.checker.conformance.options import ConformanceOptions
 from kreassign.checker.conformance.outputs import html_report, junit_xml
 from kreassign.checker.scenarios import mapping
+
 from kreassign.cli import main
+from tests.unit.scenario_fakes import ModelAdmin, ModelCluster, tool_through_admin
+
 
 @pytest.fixture(autouse=True)
 def _tool_steps_through_the_stand_in(monkeypatch):

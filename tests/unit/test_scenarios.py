@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from tests.unit.scenario_fakes import ModelCluster, tool_through_admin
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.scenarios import mapping
 from kreassign.checker.scenarios.format import (
@@ -24,6 +22,7 @@ from kreassign.checker.scenarios.run import admin_code
 from kreassign.spec import actions as A
 
 from kreassign.errors import USAGE, UsageError
+from tests.unit.scenario_fakes import ModelCluster, tool_through_admin
 
 BOUNDS = Bounds(brokers=4, rf=3, reassigns=2, cancels=1, failures=1, failovers=1)
 
