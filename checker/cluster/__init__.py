@@ -8,6 +8,8 @@ way, removes every process and file of the cluster.
 from .admin import AdminError, AdminRequestError, ClusterAdmin
 from .cluster import Cluster, ClusterError, NodeInfo, start_cluster
 from .config import ClusterSpec, ClusterSpecError
+from .external import ClusterUnreachable, ExternalAdmin, connect, reach
 
 __all__ = ["AdminError", "AdminRequestError", "Cluster", "ClusterAdmin", "ClusterError", "ClusterSpec",
-           "ClusterSpecError", "NodeInfo", "start_cluster"]
+           "ClusterSpecError", "ClusterUnreachable", "ExternalAdmin", "NodeInfo", "connect", "reach",
+           "start_cluster"]

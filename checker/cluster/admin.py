@@ -5,6 +5,9 @@ registered and unfenced, who leads the metadata quorum, where a topic's replicas
 
 A reply Kafka refused (a topic that exists, a reassignment of an unknown partition) raises `AdminRequestError`
 with Kafka's exception class; a helper that died or did not answer in time raises `AdminError` (exit 3).
+
+The same helper also speaks to a user's own cluster (external.py: `--bootstrap-server`, `--command-config`); the
+credentials of that connection are `secrets`, replaced by `[hidden]` in every message this module makes.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import hashlib
 import json
 import os
 import queue
+import re
 import subprocess
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from kreassign.checker.implementations.javac import compile_into
 from kreassign.checker.implementations.kafka.releases import cache_root
@@ -27,6 +32,8 @@ from . import procs
 
 SOURCE = Path(__file__).resolve().parent / "java" / "KreassignClusterAdmin.java"
 MAIN_CLASS = "KreassignClusterAdmin"
+HIDDEN = "[hidden]"
+SHORT_SECRET = 6  # a secret shorter than this is hidden where it stands alone (not inside a longer word)
 
 
 class AdminError(InfraError):
@@ -43,6 +50,11 @@ class AdminRequestError(Exception):
         self.op, self.error_class, self.message = op, error_class, message
 
 
+class AdminCreateError(AdminRequestError):
+    """Kafka's Admin client could not be created (a property it refuses, an unresolvable bootstrap address): the
+    helper answers every request with this."""
+
+
 def compile_helper(javac: str, lib: Path, version: str) -> Path:
     """javac the helper against the release's jars into the cache (keyed by source, jars and javac)."""
     h = hashlib.sha256(SOURCE.read_bytes())
@@ -56,14 +68,24 @@ def compile_helper(javac: str, lib: Path, version: str) -> Path:
                         f"the cluster's Admin helper against Kafka {version} ({lib})", AdminError)
 
 
+def _secret_pattern(secret: str) -> re.Pattern[str]:
+    """Where a secret is hidden: anywhere; a short one (a username "kafka") only where it stands alone, not
+    inside a longer word or dotted name ("org.apache.kafka.clients"), so that messages stay readable."""
+    if len(secret) >= SHORT_SECRET:
+        return re.compile(re.escape(secret))
+    return re.compile(rf"(?<![\w.-]){re.escape(secret)}(?![\w-]|\.\w)")
+
+
 class ClusterAdmin:
     """One helper JVM speaking to the cluster through `bootstrap`; requests are serialised (one at a time)."""
 
     #: how long past a request's own timeout (Kafka's, inside the helper) its reply may take
     REPLY_MARGIN_S = 10.0
 
-    def __init__(self, argv: list[str], cwd: Path, output: Path):
+    def __init__(self, argv: list[str], cwd: Path, output: Path, secrets: Iterable[str] = ()):
         self._argv, self._cwd, self._output = argv, cwd, output
+        # longest first: a secret that contains another is hidden whole
+        self._secrets = [_secret_pattern(s) for s in sorted({s for s in secrets if s}, key=len, reverse=True)]
         self._proc: subprocess.Popen | None = None
         self._replies: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
@@ -88,12 +110,31 @@ class ClusterAdmin:
             replies.put(line)
         replies.put(None)  # the helper ended
 
+    def redact(self, text: str) -> str:
+        """`text` with every secret of the connection replaced by [hidden]."""
+        for pattern in self._secrets:
+            text = pattern.sub(HIDDEN, text)
+        return text
+
     def _tail(self) -> str:
         try:
             lines = self._output.read_text(errors="replace").splitlines()[-10:]
         except OSError:
             lines = []
-        return ("; its output ends:\n" + "\n".join(lines)) if lines else ""
+        return self.redact("; its output ends:\n" + "\n".join(lines)) if lines else ""
+
+    def _hide_errors(self, value: Any) -> Any:
+        """A result's "error" texts (a broker that did not answer, per resource) redacted, in place."""
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k == "error" and isinstance(v, str):
+                    value[k] = self.redact(v)
+                else:
+                    self._hide_errors(v)
+        elif isinstance(value, list):
+            for v in value:
+                self._hide_errors(v)
+        return value
 
     def call(self, op: str, timeout_s: float = 10.0, **args: Any) -> Any:
         """One request; Kafka's answer (`result`), or AdminRequestError for Kafka's error."""
@@ -121,8 +162,9 @@ class ClusterAdmin:
                 raise AdminError(f"the cluster's Admin helper ended{self._tail()}")
         reply = json.loads(line)
         if not reply.get("ok"):
-            raise AdminRequestError(op, reply.get("error_class", "?"), reply.get("error", ""))
-        return reply.get("result")
+            error = AdminCreateError if reply.get("create_failed") else AdminRequestError
+            raise error(op, reply.get("error_class", "?"), self.redact(str(reply.get("error", ""))))
+        return self._hide_errors(reply.get("result")) if self._secrets else reply.get("result")
 
     def close(self) -> None:
         self._closed = True
@@ -137,11 +179,22 @@ class ClusterAdmin:
         if proc.stdout is not None:
             proc.stdout.close()
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- what the cluster is asked ------------------------------------------------------------------------
 
-    def describe_cluster(self, timeout_s: float = 10.0) -> dict:
+    def describe_cluster(self, timeout_s: float = 10.0, *, include_fenced: bool = False) -> dict:
         """{"cluster_id", "controller" (ZooKeeper mode: the controller broker; KRaft: any broker), "brokers":
-        [{"id", "host", "port"}]}: the brokers registered and unfenced, as a broker's metadata says."""
+        [{"id", "host", "port", "rack"}], "fenced_known"}: the brokers registered and unfenced, as a broker's
+        metadata says (rack None without broker.rack). With `include_fenced`, the fenced ones too, each with
+        "fenced" (KIP-1073) and "fenced_known" True; False, and no "fenced" keys, when the helper's jars or the
+        cluster (Kafka before 4.0, ZooKeeper mode) cannot list them."""
+        if include_fenced:
+            return self.call("describe_cluster", timeout_s, include_fenced=True)
         return self.call("describe_cluster", timeout_s)
 
     def broker_ids(self, timeout_s: float = 10.0) -> list[int]:
@@ -154,6 +207,33 @@ class ClusterAdmin:
     def features(self, timeout_s: float = 10.0) -> dict[str, int]:
         """The finalized features' levels (metadata.version, eligible.leader.replicas.version, ...)."""
         return self.call("features", timeout_s)["finalized"]
+
+    def features_full(self, timeout_s: float = 10.0) -> dict[str, dict]:
+        """{"finalized": {feature: level}, "supported": {feature: {"min", "max"}}}: the cluster's finalized
+        levels, and the range the broker that answered supports (its release's: metadata.version's max is the
+        release's latest production level)."""
+        result = self.call("features", timeout_s)
+        return {"finalized": result["finalized"], "supported": result.get("supported", {})}
+
+    def list_topics(self, internal: bool = False, timeout_s: float = 10.0) -> list[str]:
+        """The topics' names, sorted; Kafka's internal ones (__consumer_offsets, ...) only with `internal`."""
+        return self.call("list_topics", timeout_s, internal=bool(internal))
+
+    def describe_configs(self, resources: Iterable[tuple[str, str | int]], keys: Iterable[str] | None = None,
+                         timeout_s: float = 10.0) -> dict[str, dict[str, dict]]:
+        """Configs of ("topic", name) and ("broker", id) resources: {"topic": {name: {key: value}}, "broker":
+        {id: {key: value}}} (ids as strings). With `keys`, only those, whatever their source (a topic's
+        min.insync.replicas from the broker's default too); without, the ones not at Kafka's default. A
+        sensitive value is None; a resource that did not answer is {"error_class", "error"}."""
+        wanted = []
+        for kind, name in resources:
+            if kind not in ("topic", "broker"):
+                raise ValueError(f"resource: topic or broker, not {kind!r}")
+            if kind == "broker" and not str(name).isdigit():
+                raise ValueError(f"a broker resource is named by its id, not {name!r}")
+            wanted.append({"type": kind, "name": str(name)})
+        return self.call("describe_configs", timeout_s, resources=wanted,
+                         keys=None if keys is None else sorted(set(keys)))
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1, *,
                      assignment: dict[int, list[int]] | None = None, configs: dict[str, str] | None = None,
@@ -220,4 +300,5 @@ class ClusterAdmin:
         self.call("znode_delete", timeout_s, connect=connect, path=path)
 
 
-__all__ = ["AdminError", "AdminRequestError", "ClusterAdmin", "compile_helper"]
+__all__ = ["HIDDEN", "AdminCreateError", "AdminError", "AdminRequestError", "ClusterAdmin",
+           "compile_helper"]

@@ -6,12 +6,14 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.AlterPartitionReassignmentsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DeleteTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.DescribeFeaturesOptions;
 import org.apache.kafka.clients.admin.DescribeLogDirsOptions;
 import org.apache.kafka.clients.admin.DescribeMetadataQuorumOptions;
@@ -20,12 +22,14 @@ import org.apache.kafka.clients.admin.ElectLeadersOptions;
 import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListPartitionReassignmentsOptions;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.PartitionReassignment;
 import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaFuture;
@@ -33,14 +37,18 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.BufferedReader;
+import java.io.FileInputStream;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -60,44 +68,59 @@ import java.util.concurrent.TimeUnit;
  * kreassign's window into a real cluster (checker/cluster/admin.py, docs/cluster.md): Kafka's own Admin client
  * answering JSON lines, one request on stdin, one reply on stdout ({"ok": true, "result": ...} or
  * {"ok": false, "error_class": ..., "error": ...}). Compiled by javac against each release's jars; it uses only
- * the Admin API every supported release has (3.9 .. 4.4). Exits at the end of its input.
+ * the Admin API every supported release has (3.9 .. 4.4), and reaches newer methods by reflection. Exits at the
+ * end of its input.
+ *
+ * Arguments: bootstrap.servers, then optionally a Kafka client properties file (what Kafka's tools take as
+ * --command-config: SASL, SSL): the helper's defaults, overridden by the file, with bootstrap.servers always the
+ * first argument. A client that cannot be created answers every request with that error.
  */
 public final class KreassignClusterAdmin {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int GRACE_MS = 2000;
+    private static final String CREATE_FAILED = "the Admin client could not be created: ";
     private static String bootstrap;
+    private static Properties userProps = new Properties();  // the properties file's, for the producer too
     private static KafkaProducer<byte[], byte[]> producer;  // made on the first "produce", closed at exit
 
     private KreassignClusterAdmin() {
     }
 
     public static void main(String[] args) throws Exception {
-        Properties props = new Properties();
         bootstrap = args[0];
-        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
-        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kreassign-cluster-admin");
-        // nodes come and go on purpose (kill, pause): notice it quickly rather than after the defaults' 30 s
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
-        props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
-        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "2000");
-        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "5000");
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        try (Admin admin = Admin.create(props);
-             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        Admin admin = null;
+        Throwable setupError = null;
+        try {
+            admin = Admin.create(adminProps(args));
+        } catch (Exception e) {
+            setupError = e;  // answered to every request: the caller learns why from its first one
+        }
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (line.isBlank()) {
                     continue;
                 }
                 ObjectNode reply = JSON.createObjectNode();
-                try {
-                    JsonNode request = JSON.readTree(line);
-                    JsonNode result = handle(admin, request, request.path("timeout_ms").asInt(10000));
-                    reply.put("ok", true);
-                    reply.set("result", result);
-                } catch (ExecutionException e) {
-                    fail(reply, e.getCause() != null ? e.getCause() : e);
-                } catch (Exception e) {
-                    fail(reply, e);
+                if (setupError != null) {
+                    Throwable root = rootCause(setupError);
+                    reply.put("ok", false);
+                    reply.put("error_class", root.getClass().getSimpleName());
+                    reply.put("error", CREATE_FAILED + (root.getMessage() != null ? root.getMessage()
+                        : root.getClass().getSimpleName()));
+                    reply.put("create_failed", true);
+                } else {
+                    try {
+                        JsonNode request = JSON.readTree(line);
+                        JsonNode result = handle(admin, request, request.path("timeout_ms").asInt(10000));
+                        reply.put("ok", true);
+                        reply.set("result", result);
+                    } catch (ExecutionException e) {
+                        fail(reply, e.getCause() != null ? e.getCause() : e);
+                    } catch (Exception e) {
+                        fail(reply, e);
+                    }
                 }
                 out.println(JSON.writeValueAsString(reply));
                 out.flush();
@@ -106,7 +129,54 @@ public final class KreassignClusterAdmin {
             if (producer != null) {
                 producer.close(java.time.Duration.ofSeconds(2));
             }
+            if (admin != null) {
+                admin.close(java.time.Duration.ofSeconds(2));
+            }
         }
+    }
+
+    /** The helper's defaults, then the properties file's (args[1]), then bootstrap.servers = args[0]. */
+    private static Properties adminProps(String[] args) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kreassign-cluster-admin");
+        // nodes come and go on purpose (kill, pause): notice it quickly rather than after the defaults' 30 s
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
+        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "2000");
+        props.put(AdminClientConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "5000");
+        if (args.length > 1) {
+            try (InputStream f = new FileInputStream(args[1])) {
+                userProps.load(f);  // as Kafka's tools read --command-config (Utils.loadProps): ISO 8859-1
+            }
+            props.putAll(userProps);
+        }
+        // every request passes its own timeoutMs; this bounds any other. Kafka refuses a default set below
+        // request.timeout.ms, which the file may have raised
+        if (!userProps.containsKey(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG)) {
+            try {
+                int request = Integer.parseInt(props.getProperty(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG).trim());
+                props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(Math.max(30000, request)));
+            } catch (NumberFormatException e) {
+                // not a number: Kafka's own check names the setting
+            }
+        }
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return props;
+    }
+
+    /** The innermost cause that says something: Admin.create wraps the reason ("Failed to create new
+     *  KafkaAdminClient"). */
+    private static Throwable rootCause(Throwable e) {
+        Throwable root = e;
+        for (Throwable c = e.getCause(); c != null && c != root; c = c.getCause()) {
+            if (c.getMessage() != null) {
+                root = c;
+            }
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return root;
     }
 
     private static void fail(ObjectNode reply, Throwable e) {
@@ -115,15 +185,17 @@ public final class KreassignClusterAdmin {
         reply.put("error", String.valueOf(e.getMessage()));
     }
 
+    /** A future's value; Kafka's own deadline (timeoutMs, passed with the request) ends it first, with Kafka's
+     *  TimeoutException naming the call; the grace only keeps a late one from waiting forever. */
     private static <T> T get(KafkaFuture<T> future, int timeoutMs) throws Exception {
-        return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+        return future.get(timeoutMs + GRACE_MS, TimeUnit.MILLISECONDS);
     }
 
     private static JsonNode handle(Admin admin, JsonNode req, int t) throws Exception {
         String op = req.path("op").asText();
         switch (op) {
             case "describe_cluster":
-                return describeCluster(admin, t);
+                return describeCluster(admin, req.path("include_fenced").asBoolean(false), t);
             case "quorum":
                 return quorum(admin, t);
             case "features":
@@ -145,6 +217,10 @@ public final class KreassignClusterAdmin {
                 return electLeaders(admin, req, t);
             case "alter_configs":
                 return alterConfigs(admin, req, t);
+            case "describe_configs":
+                return describeConfigs(admin, req, t);
+            case "list_topics":
+                return listTopics(admin, req, t);
             case "produce":
                 return produce(req, t);
             case "znodes":  // zk mode: read znodes with ZooKeeper's own client
@@ -161,12 +237,40 @@ public final class KreassignClusterAdmin {
         o.put("id", n.id());
         o.put("host", n.host());
         o.put("port", n.port());
+        o.put("rack", n.rack());  // null when the broker has no broker.rack
         return o;
     }
 
-    private static JsonNode describeCluster(Admin admin, int t) throws Exception {
-        DescribeClusterResult r = admin.describeCluster(new DescribeClusterOptions().timeoutMs(t));
+    /**
+     * The brokers registered and unfenced; with includeFenced, the fenced ones too, each marked (KIP-1073:
+     * DescribeClusterOptions.includeFencedBrokers and Node.isFenced, Kafka 4.0+, so by reflection).
+     * "fenced_known" says whether fenced brokers are listed: not when the jars predate the option or the
+     * cluster refuses it (DescribeCluster v2: Kafka 4.0 brokers).
+     */
+    private static JsonNode describeCluster(Admin admin, boolean includeFenced, int t) throws Exception {
+        long deadline = System.currentTimeMillis() + t;
+        if (includeFenced) {
+            try {
+                Method include = DescribeClusterOptions.class.getMethod("includeFencedBrokers", boolean.class);
+                Method isFenced = Node.class.getMethod("isFenced");
+                DescribeClusterOptions options = new DescribeClusterOptions().timeoutMs(t);
+                include.invoke(options, true);
+                return cluster(admin.describeCluster(options), t, isFenced);
+            } catch (NoSuchMethodException e) {
+                // jars older than 4.0: the plain request below
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnsupportedVersionException)) {
+                    throw e;
+                }
+            }
+        }
+        int left = (int) Math.max(1000, deadline - System.currentTimeMillis());
+        return cluster(admin.describeCluster(new DescribeClusterOptions().timeoutMs(left)), left, null);
+    }
+
+    private static JsonNode cluster(DescribeClusterResult r, int t, Method isFenced) throws Exception {
         ObjectNode o = JSON.createObjectNode();
+        List<Node> nodes = new ArrayList<>(get(r.nodes(), t));
         o.put("cluster_id", get(r.clusterId(), t));
         Node controller = get(r.controller(), t);
         if (controller == null || controller.isEmpty()) {
@@ -175,11 +279,15 @@ public final class KreassignClusterAdmin {
             o.put("controller", controller.id());
         }
         ArrayNode brokers = o.putArray("brokers");
-        List<Node> nodes = new ArrayList<>(get(r.nodes(), t));
         nodes.sort((a, b) -> Integer.compare(a.id(), b.id()));
         for (Node n : nodes) {
-            brokers.add(node(n));
+            ObjectNode b = node(n);
+            if (isFenced != null) {
+                b.put("fenced", (Boolean) isFenced.invoke(n));
+            }
+            brokers.add(b);
         }
+        o.put("fenced_known", isFenced != null);
         return o;
     }
 
@@ -213,6 +321,13 @@ public final class KreassignClusterAdmin {
         ObjectNode finalized = o.putObject("finalized");
         for (Map.Entry<String, FinalizedVersionRange> e : new TreeMap<>(f.finalizedFeatures()).entrySet()) {
             finalized.put(e.getKey(), e.getValue().maxVersionLevel());
+        }
+        // what the broker that answered supports (each broker its own; a rolling upgrade shows either)
+        ObjectNode supported = o.putObject("supported");
+        for (Map.Entry<String, SupportedVersionRange> e : new TreeMap<>(f.supportedFeatures()).entrySet()) {
+            ObjectNode range = supported.putObject(e.getKey());
+            range.put("min", e.getValue().minVersion());
+            range.put("max", e.getValue().maxVersion());
         }
         return o;
     }
@@ -393,10 +508,69 @@ public final class KreassignClusterAdmin {
         return JSON.nullNode();
     }
 
+    /**
+     * Configs of topics and brokers ("resources": [{"type": "topic"|"broker", "name"}]): with "keys", those keys
+     * whatever their source (a topic's effective value from a broker default too); without, every entry not
+     * at its default. A sensitive entry's value is null; any other null is left out. A resource that did not
+     * answer gets {"error_class", "error"}.
+     */
+    private static JsonNode describeConfigs(Admin admin, JsonNode req, int t) {
+        Set<String> keys = req.hasNonNull("keys") ? new HashSet<>(strings(req.get("keys"))) : null;
+        List<ConfigResource> resources = new ArrayList<>();
+        for (JsonNode r : req.path("resources")) {
+            ConfigResource.Type type = "broker".equals(r.path("type").asText())
+                ? ConfigResource.Type.BROKER : ConfigResource.Type.TOPIC;
+            resources.add(new ConfigResource(type, r.path("name").asText()));
+        }
+        ObjectNode o = JSON.createObjectNode();
+        ObjectNode topics = o.putObject("topic");
+        ObjectNode brokers = o.putObject("broker");
+        if (resources.isEmpty()) {
+            return o;
+        }
+        Map<ConfigResource, KafkaFuture<Config>> futures =
+            admin.describeConfigs(resources, new DescribeConfigsOptions().timeoutMs(t)).values();
+        for (ConfigResource r : resources) {
+            ObjectNode ro = (r.type() == ConfigResource.Type.BROKER ? brokers : topics).putObject(r.name());
+            try {
+                Map<String, ConfigEntry> entries = new TreeMap<>();
+                get(futures.get(r), t).entries().forEach(e -> entries.put(e.name(), e));
+                for (ConfigEntry e : entries.values()) {
+                    boolean wanted = keys != null ? keys.contains(e.name())
+                        : e.source() != ConfigEntry.ConfigSource.DEFAULT_CONFIG;
+                    if (!wanted) {
+                        continue;
+                    }
+                    if (e.isSensitive()) {
+                        ro.putNull(e.name());  // there, but never shown (Kafka sends no value anyway)
+                    } else if (e.value() != null) {
+                        ro.put(e.name(), e.value());
+                    }
+                }
+            } catch (Exception e) {
+                Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+                ro.removeAll();
+                ro.put("error_class", cause.getClass().getSimpleName());
+                ro.put("error", String.valueOf(cause.getMessage()));
+            }
+        }
+        return o;
+    }
+
+    /** The topics' names, sorted; the internal ones (__consumer_offsets, ...) only with "internal". */
+    private static JsonNode listTopics(Admin admin, JsonNode req, int t) throws Exception {
+        ListTopicsOptions options = new ListTopicsOptions().listInternal(req.path("internal").asBoolean(false));
+        Set<String> names = get(admin.listTopics(options.timeoutMs(t)).names(), t);
+        ArrayNode out = JSON.createArrayNode();
+        new java.util.TreeSet<>(names).forEach(out::add);
+        return out;
+    }
+
     /** Records of "bytes" bytes each into one partition, acknowledged by its leader (acks=1): the offsets. */
     private static JsonNode produce(JsonNode req, int t) throws Exception {
         if (producer == null) {
             Properties p = new Properties();
+            p.putAll(userProps);  // the connection's security settings; the producer's own settings win
             p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             p.put(ProducerConfig.CLIENT_ID_CONFIG, "kreassign-cluster-producer");
             p.put(ProducerConfig.ACKS_CONFIG, "1");
