@@ -41,6 +41,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "kafka": ("resolve Kafka's released controller jars with Maven into the cache (fetch, list)",
               "kreassign.checker.cli.kafka:register"),
     "cluster": ("real Kafka clusters on 127.0.0.1 (start, fetch)", "kreassign.checker.cli.cluster:register"),
+    "status": ("why the reassignments of a live cluster are stuck, what a cancel would leave, throttles left behind",
+               "kreassign.checker.cli.status:register"),
     "conformance": ("run model-drawn scenarios with faults on a real Kafka cluster, checked against the reference",
                     "kreassign.checker.cli.conformance:register"),
 }

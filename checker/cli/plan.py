@@ -18,21 +18,30 @@ from kreassign.checker.plan.run import load_moves, run_plan
 from kreassign.checker.plan.text import render
 from kreassign.checker.report.html import plan_report
 from kreassign.checker.report.write import write_text_atomically
+from kreassign.checker.status.plan_inputs import rack_notes
 from kreassign.checker.traces.format import trace_from_json, write_trace
 from kreassign.reference import PROFILES
 
 from kreassign.errors import UsageError
+from kreassign.flag_values import say, seconds
 from kreassign.outputs import check_out_dir
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("plan", metavar="PLAN.json", help="the reassignment JSON you would pass to --execute")
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT",
+                        help="read the current assignment, ISRs, leaders, live brokers, racks and the release from this "
+                        "cluster (instead of --current/--describe/--live; read-only)")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="with --bootstrap-server: Kafka client properties (SASL/SSL), as Kafka's tools take them")
+    parser.add_argument("--timeout", type=seconds("--timeout"), default=30.0, metavar="SECONDS",
+                        help="with --bootstrap-server: how long each request may take (default: %(default)s)")
     parser.add_argument("--current", metavar="CURRENT.json",
                         help="the current-assignment JSON kafka-reassign-partitions.sh prints (or the whole message)")
     parser.add_argument("--describe", metavar="DESCRIBE.txt",
                         help="output of kafka-topics.sh --describe: leaders, ISRs, min.insync.replicas, unclean")
-    parser.add_argument("--profile", default="kraft", choices=list(PROFILES),
-                        help="the controller to model (default: %(default)s)")
+    parser.add_argument("--profile", default=None, choices=list(PROFILES),
+                        help="the controller to model (default: kraft; with --bootstrap-server, the cluster's)")
     parser.add_argument("--kafka-version", metavar="V",
                         help="kraft: the Kafka release whose rules the plan is checked under (default: the newest)")
     parser.add_argument("--live", metavar="IDS", help="live brokers, like 1,2,3,5 (others are down; default: all)")
@@ -75,25 +84,37 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out)  # before the run, not after it
     plan = parse_plan(read_text(args.plan), args.plan)
-    current = parse_current(read_text(args.current), args.current) if args.current else None
-    describe = parse_describe(read_text(args.describe), args.describe) if args.describe else None
-    live = _ids(args.live, "--live") if args.live else None
-    moves = load_moves(plan, args.plan, current, args.current, describe, args.describe, live, args.min_isr)
     version = ""
     if args.kafka_version is not None:
         from kreassign.checker.implementations.kafka.releases import parse_version
 
-        if args.profile != "kraft":
+        if (args.profile or "kraft") != "kraft":
             raise UsageError(f"--kafka-version: applies to the kraft profile only, not {args.profile!r}")
         version = parse_version(args.kafka_version)
-    options = PlanOptions(args.profile, args.failures, args.failovers, args.cancel, args.overrides,
+    racks: dict[int, str | None] = {}
+    if args.bootstrap_server:
+        for flag in ("current", "describe", "live"):
+            if getattr(args, flag):
+                raise UsageError(f"--{flag}: --bootstrap-server reads it from the cluster; give one or the other")
+        current, current_file, describe, live, profile_name, version, racks = _from_cluster(args, version)
+        describe_file = args.bootstrap_server
+    else:
+        if args.command_config:
+            raise UsageError("--command-config: goes with --bootstrap-server")
+        current_file, describe_file = args.current, args.describe
+        current = parse_current(read_text(args.current), args.current) if args.current else None
+        describe = parse_describe(read_text(args.describe), args.describe) if args.describe else None
+        live = _ids(args.live, "--live") if args.live else None
+        profile_name = args.profile or "kraft"
+    moves = load_moves(plan, args.plan, current, current_file, describe, describe_file, live, args.min_isr)
+    options = PlanOptions(profile_name, args.failures, args.failovers, args.cancel, args.overrides,
                           not args.no_liveness, version)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():
             print(f"\rchecking shapes: {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
-    result = run_plan(plan, moves, options, current, args.current, jobs=args.jobs, progress=progress)
+    result = run_plan(plan, moves, options, current, current_file, jobs=args.jobs, progress=progress)
     if args.rollback_out and result.rollback:
         write_text_atomically(args.rollback_out, result.rollback + "\n")
     if args.out:
@@ -106,8 +127,35 @@ def run(args: argparse.Namespace) -> int:
             write_trace(trace, os.path.join(args.out, f"{name}.json"))
     if args.html:
         write_text_atomically(args.html, plan_report(result, args.plan))
+    notes = rack_notes(plan, racks) if racks else []
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
+        out = result.to_json()
+        if args.bootstrap_server:
+            out["cluster"] = {"bootstrap": args.bootstrap_server, "live": sorted(live or ()),
+                              "racks": {str(b): r for b, r in sorted(racks.items())}, "rack_notes": notes}
+        print(json.dumps(out, indent=1))
     else:
         print(render(result, args.plan, args.phases or len(result.partitions) <= 20))
+        for n in notes:
+            print(f"rack note: {n}")
     return 1 if result.risks else 0
+
+
+def _from_cluster(args: argparse.Namespace, version: str):
+    """The plan's inputs read from the cluster (checker/status/plan_inputs.py): (current, its name, describe,
+    live brokers, profile, Kafka release, racks)."""
+    from kreassign.checker.cli.status import read_live
+    from kreassign.checker.status.plan_inputs import plan_inputs
+    from kreassign.checker.status.release import rules_of
+
+    snapshot = read_live(args.bootstrap_server, args.command_config, args.timeout,
+                         topics=sorted({e.topic for e in parse_plan(read_text(args.plan), args.plan).entries}),
+                         log=say if sys.stderr.isatty() else (lambda _line: None), unknown_topic=args.plan)
+    rules = rules_of(snapshot, version or None)
+    profile_name = args.profile or rules.profile
+    if profile_name != "kraft" and version:
+        raise UsageError(f"--kafka-version: applies to the kraft profile only, not {profile_name!r}")
+    inputs = plan_inputs(snapshot)
+    say(f"plan: {args.bootstrap_server}: {rules.said}") if sys.stderr.isatty() else None
+    return (inputs.current, args.bootstrap_server, inputs.describe, inputs.live, profile_name,
+            rules.kafka_version if profile_name == "kraft" else "", inputs.racks)

@@ -15,6 +15,7 @@ from typing import Any
 
 from kreassign.checker.plan.run import PlanResult
 from kreassign.checker.report.svg import timeline_svg
+from kreassign.checker.status.run import StatusResult
 from kreassign.checker.traces.format import Trace, TraceError, read_trace, trace_from_json
 from kreassign.checker.traces.render import COLUMNS, LEGEND, original_replicas, step_views
 
@@ -98,6 +99,72 @@ def trace_section(trace: Trace, anchor: str, title: str, brokers: dict[int, int]
     out.append(f'<p class="legend">{escape(LEGEND)}; yellow = changed, red = breaks the property</p></section>')
     return "\n".join(out)
 
+
+# -- kreassign status --html -----------------------------------------------------------------
+
+
+def status_report(result: StatusResult) -> str:
+    """The cluster, its reassignments in flight with what each waits on, the shortest way to done step by
+    step, what a cancel and an override would leave, and the throttles left behind or missing."""
+    s, r = result.snapshot, result.rules
+    bad = bool(result.problems)
+    body = [f"<h1>kreassign status: {escape(s.bootstrap)}</h1>",
+            (f'<div class="verdict {"risk" if bad else "ok"}" id="verdict">'
+            f'{str(len(result.problems)) + " problem(s)" if bad else "Nothing stuck, nothing left behind"}</div>'),
+            (f'<p class="meta">cluster {escape(s.cluster_id or "?")} · {"KRaft" if s.mode == "kraft" else "ZooKeeper mode"}'
+            f" · {escape(r.said)} · brokers up {_ids(sorted(s.live))} · fenced {_ids(sorted(set(s.brokers) - s.live))}"
+            f" · {len(s.partitions)} partitions · read in {s.read_in_s:.1f} s · kreassign {escape(__version__)}</p>")]
+    if result.problems:
+        body.append('<h2>Problems</h2><ul class="findings">'
+                    + "".join(f'<li class="risk">{escape(x)}</li>' for x in result.problems) + "</ul>")
+    body.append('<h2>Reassignments in flight</h2><table class="partitions"><thead><tr><th>partition</th>'
+                "<th>original → target</th><th>adding</th><th>removing</th><th>isr</th><th>leader</th><th>down</th>"
+                "<th>verdict</th><th>what to do</th></tr></thead><tbody>")
+    for p in result.partitions:
+        sev = "risk" if p["verdict"] in ("stuck", "never", "unexplained") else "ok"
+        body.append(f'<tr><td class="mono"><a href="#{escape(p["partition"])}">{escape(p["partition"])}</a></td>'
+                    f'<td class="mono">{_ids(p["original"])} → {_ids(p["target"])}</td>'
+                    + "".join(f'<td class="mono">{_ids(p[k])}</td>' for k in ("adding", "removing", "isr", "leader", "down"))
+                    + f'<td><span class="verdict {sev}">{escape(p["verdict"])}</span></td>'
+                    f"<td>{escape(p['advice'])}</td></tr>")
+    body.append("</tbody></table>")
+    cols = ("replicas", "adding", "removing", "isr", "leader", "elr", "down")
+    for p in result.partitions:
+        body.append(f'<section id="{escape(p["partition"])}"><h3>{escape(p["partition"])}</h3>'
+                    f"<p>{escape(p['summary'])}</p>")
+        if p["waits_on"]:
+            body.append("<ul>" + "".join(f"<li>{escape(w['text'])}</li>" for w in p["waits_on"]) + "</ul>")
+        if p.get("completion"):
+            body.append("<table class=\"steps\"><thead><tr><th>step</th><th>event</th>"
+                        + "".join(f"<th>{c}</th>" for c in cols) + "</tr></thead><tbody>")
+            now = {"replicas": p["replicas"], "adding": p["adding"], "removing": p["removing"], "isr": p["isr"],
+                   "leader": p["leader"], "elr": p["elr"], "down": p["down"]}
+            rows = [("now", "(as the cluster shows it)", now)] + [
+                (str(k), st["event"], st["state"]) for k, st in enumerate(p["completion"], 1)]
+            prev = None
+            for k, event, state in rows:
+                cells = "".join(
+                    f'<td class="mono{" changed" if prev is not None and prev[c] != state[c] else ""}">'
+                    f"{escape(_ids(state[c]))}</td>" for c in cols)
+                body.append(f'<tr><td class="step">{k}</td><td class="mono">{escape(event)}</td>{cells}</tr>')
+                prev = state
+            body.append("</tbody></table>")
+        for key, label in (("cancel", "A cancel would leave"), ("override", "An override to the original list would leave")):
+            if p.get(key):
+                body.append(f"<p><b>{label}</b>: {escape(p[key]['text'])}</p>")
+        body.append(f"<p><b>What to do</b>: {escape(p['advice'])}</p></section>")
+    t = result.throttles
+    if t.left_behind or t.missing:
+        body.append("<h2>Replication throttles</h2><ul>")
+        for e in t.left_behind:
+            what = (f"broker {e['broker']}: {', '.join(e['configs'])}" if "broker" in e else
+                    f"topic {e['topic']} {e['config']}="
+                    + (e["replicas"] if isinstance(e["replicas"], str) else ",".join(e["replicas"])))
+            body.append(f'<li class="risk">left behind: {escape(what)}</li>')
+        for m in t.missing:
+            body.append(f'<li class="risk">missing on {escape(m["partition"])}: {escape(", ".join(m["lacks"]))}</li>')
+        body.append("</ul>")
+    return page(f"kreassign status: {s.bootstrap}", body)
 
 # -- kreassign plan --html -------------------------------------------------------------------
 

@@ -34,7 +34,8 @@ LAYERS = [
     ["kreassign.checker.scenarios"],  # scenarios drawn from the model, replayed on a real cluster
     ["kreassign.checker.check", "kreassign.checker.oracle", "kreassign.checker.fuzz", "kreassign.checker.spark",
      "kreassign.checker.z3", "kreassign.checker.plan", "kreassign.checker.report",
-     "kreassign.checker.conformance"],  # campaigns of scenarios on real clusters
+     "kreassign.checker.conformance",  # campaigns of scenarios on real clusters
+     "kreassign.checker.status"],  # a live cluster's reassignments explained by the model
     ["kreassign.checker.cli", "kreassign.cli", "kreassign.__main__", "kreassign"],
 ]
 

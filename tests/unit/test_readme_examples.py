@@ -27,6 +27,9 @@ SKIP = {
     "kreassign prove": "z3 over clusters of 3..32 brokers takes about a minute; tests/unit/test_z3_cli.py runs it small",
     "kreassign fuzz": "hundreds of hypothesis examples; tests/unit/test_stateful.py runs the machines",
     "kreassign check --engine spark": "starts a JVM; tests/spark/ runs the engine",
+    "kreassign status --bootstrap-server": "needs a cluster at that address; tests/cluster/test_status_cluster.py runs "
+                                           "it on real clusters, tests/unit/test_status.py on saved snapshots",
+    "kreassign plan plan.json --bootstrap-server": "needs a cluster; tests/cluster/test_status_cluster.py runs it",
     "kreassign conformance": "real clusters for minutes; tests/cluster/test_conformance_cluster.py runs 20 scenarios "
                              "per mode, tests/unit/test_conformance.py the command on a stand-in",
 }
