@@ -16,7 +16,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from kreassign.checker.check.junit import check_writable, write_junit
+from kreassign.checker.check.junit import junit_xml
 from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summary_line
 from kreassign.checker.check.run import (
     FINDING_MISSING,
@@ -39,7 +39,7 @@ from tabulate import tabulate
 
 from kreassign.errors import FINDING, INCONCLUSIVE, INTERRUPTED, OK, InfraError, KreassignError, UsageError
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.outputs import check_out_dir
+from kreassign.outputs import check_outputs, write_output
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -321,6 +321,20 @@ def _result_json(r: CheckResult) -> dict[str, Any]:
     return d
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output by the rule of kreassign/outputs.py (docs/outputs.md), before any work: --html and --junit
+    only to regular files or new paths, never over --config or each other; --out and a local --checkpoint
+    writable directories (a checkpoint URI such as hdfs://... is Spark's to check; --resume may be the same)."""
+    import os
+    from urllib.parse import urlparse
+
+    checkpoint = args.checkpoint
+    if checkpoint and len(urlparse(checkpoint).scheme) > 1:
+        checkpoint = None if urlparse(checkpoint).scheme != "file" else urlparse(checkpoint).path
+    check_outputs({"--html": args.html, "--junit": args.junit}, {"--config": args.config},
+                  dirs={"--out": args.out, "--checkpoint": os.path.expanduser(checkpoint) if checkpoint else None})
+
+
 def run(args: argparse.Namespace) -> int:
     with reliable_ctrl_c():  # a Ctrl-C landing in a __del__ or gc callback is re-delivered, not lost
         return _run(args)
@@ -329,9 +343,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     options = engine_options(args)  # the engine flags, passed down as a value (checker/config/engine_options.py)
     limits = _limits(args)
-    check_out_dir(args.out)
-    if args.junit:
-        check_writable(args.junit)
+    _check_outputs(args)
     try:
         plan = _plan(args)
     except ValueError as e:  # ConfigError (already a UsageError) or an unknown profile name
@@ -375,14 +387,14 @@ def _run(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"kreassign check: {interrupted}", file=sys.stderr)
     if args.junit:
-        write_junit(args.junit, results)
+        write_output(args.junit, junit_xml(results), "--junit")
     if getattr(args, "html", None):
         from kreassign.checker.report.html import (
             check_report,  # only when asked: the report is not needed otherwise
         )
         from kreassign.checker.report.write import write_text_atomically
 
-        write_text_atomically(args.html, check_report(results))
+        write_text_atomically(args.html, check_report(results), "--html")
     if args.json:
         print(summary, file=sys.stderr)
     else:

@@ -120,15 +120,12 @@ def run(args: argparse.Namespace) -> int:
     from kreassign.checker.report.write import write_text_atomically
     from kreassign.checker.scenarios.format import read_scenario
 
-    from kreassign.outputs import check_out_dir, check_output_file
+    from kreassign.outputs import check_outputs
 
+    # every output by the rule of kreassign/outputs.py (docs/outputs.md), before any cluster starts
+    check_outputs({"--junit": args.junit, "--html": args.html}, {"--replay": args.replay}, dirs={"--out": args.out})
     scenarios = [read_scenario(p) for p in args.replay]
     options = options_from_args(args, scenarios)
-    for flag, path in (("--junit", args.junit), ("--html", args.html)):
-        if path is not None:
-            check_output_file(path, flag)
-    if args.out:
-        check_out_dir(args.out)
     o = options
     say(f"conformance: {len(scenarios) or o.scenarios} scenario(s) on Kafka {o.kafka_version} ({o.mode}), "
             f"faults {', '.join(o.faults) or 'none'}, {o.brokers} brokers, seed {o.seed}")
@@ -151,9 +148,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=1), flush=True)
     if args.junit:
-        write_text_atomically(args.junit, junit_xml(result))
+        write_text_atomically(args.junit, junit_xml(result), "--junit")
     if args.html:
-        write_text_atomically(args.html, html_report(result))
+        write_text_atomically(args.html, html_report(result), "--html")
     return INTERRUPTED if result.stopped else result.exit_code
 
 

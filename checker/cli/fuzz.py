@@ -38,7 +38,7 @@ from tabulate import tabulate
 
 from kreassign.errors import FINDING, INFRA, OK, UsageError
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.outputs import check_out_dir
+from kreassign.outputs import check_outputs
 
 DEFAULT_MAX_STATES = 1_000_000  # the exhaustive count stops (and says so) beyond this
 
@@ -153,6 +153,7 @@ def _run(args: argparse.Namespace) -> int:
     for flag in ("examples", "steps", "max_states"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')}: must be at least 1")
+    check_outputs(dirs={"--out": args.out}, inputs={"--config": args.config})  # docs/outputs.md
     try:
         kind = model_kind(args.profile)
         bounds = _bounds(args)
@@ -160,7 +161,6 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if isinstance(bounds, Bounds):
         refuse_absurd(args.profile, bounds, force=args.force)
-    check_out_dir(args.out)
     if args.seed is None:  # pick one ourselves, so that every run can be repeated
         args.seed = random.SystemRandom().randrange(2**32)
     factory = None

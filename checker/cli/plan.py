@@ -24,7 +24,7 @@ from kreassign.reference import PROFILES
 
 from kreassign.errors import UsageError
 from kreassign.flag_values import say, seconds
-from kreassign.outputs import check_out_dir
+from kreassign.outputs import check_outputs
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -81,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--min-isr: must be at least 1")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs: must be at least 1")
-    if args.out:
-        check_out_dir(args.out)  # before the run, not after it
+    # every output by the rule of kreassign/outputs.py, before the run: never over an input of this run
+    check_outputs({"--html": args.html, "--rollback-out": args.rollback_out},
+                  {"PLAN.json": args.plan, "--current": args.current, "--describe": args.describe,
+                   "--command-config": args.command_config}, dirs={"--out": args.out})
     plan = parse_plan(read_text(args.plan), args.plan)
     version = ""
     if args.kafka_version is not None:
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_plan(plan, moves, options, current, current_file, jobs=args.jobs, progress=progress)
     if args.rollback_out and result.rollback:
-        write_text_atomically(args.rollback_out, result.rollback + "\n")
+        write_text_atomically(args.rollback_out, result.rollback + "\n", "--rollback-out")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         for name, t in result.traces.items():
@@ -126,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                              f"{'; brokers ' + ids if ids else ''}): {trace.summary}")
             write_trace(trace, os.path.join(args.out, f"{name}.json"))
     if args.html:
-        write_text_atomically(args.html, plan_report(result, args.plan))
+        write_text_atomically(args.html, plan_report(result, args.plan), "--html")
     notes = rack_notes(plan, racks) if racks else []
     if args.json:
         out = result.to_json()

@@ -10,14 +10,14 @@ input, a failed read, an unusable --out or bad usage, 3 when the disk fails a wr
 (kreassign/errors.py). Every error is one line on
 stderr, ``kreassign reassign-json: <path>: <problem>``: <path> is the offending field
 of FILE, ``STATE.json: <field>`` for a field of the --state file, or the file itself
-when the whole file is at fault. `--out` writes atomically (temp file + os.replace),
-so an existing file is never clobbered.
+when the whole file is at fault. `--out` is written by the output rule of kreassign/outputs.py
+(docs/outputs.md): atomically, so an existing file is never clobbered, never over FILE, --state or
+--current, a device, FIFO or socket, a symlink written through; `--out -` is standard output.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import sys
 from collections.abc import Callable
@@ -41,8 +41,8 @@ from kreassign.spec.codec import DecodeError, from_json, state_from_json, to_jso
 from kreassign.spec.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
 from kreassign.spec.state import ClusterState
 
-from kreassign.errors import INFRA, USAGE
-from kreassign.outputs import write_text_atomically as write_atomically
+from kreassign.errors import USAGE, KreassignError
+from kreassign.outputs import STDOUT, check_outputs, write_output
 
 PROG = "kreassign reassign-json"
 STDIN = "-"
@@ -138,16 +138,34 @@ def _read_state(args: argparse.Namespace) -> ClusterState:
 # -- writing -----------------------------------------------------------------------
 
 
+def _output_failure(out: str, e: KreassignError) -> _Failure:
+    """An --out refused or failed, in this command's own format: `<path>: <problem>` (the OSError's own words
+    for a failed write), exit 2, or 3 for a full or failing disk (kreassign/outputs.py)."""
+    oserror = getattr(e, "oserror", None)
+    problem = oserror.strerror if oserror is not None and oserror.strerror else getattr(e, "problem", str(e))
+    return _Failure(out, problem, code=e.exit_code)
+
+
 def _emit(args: argparse.Namespace, text: str) -> None:
     out = getattr(args, "out", None)
-    if out is None:
+    if out is None or out == STDOUT:
         sys.stdout.write(text + "\n")
         return
     try:
-        write_atomically(out, text + "\n")
-    except OSError as e:  # a full or failing disk is infrastructure (3); a bad --out path is usage (2)
-        code = INFRA if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else USAGE
-        raise _Failure(out, e.strerror or str(e), code=code) from None
+        write_output(out, text + "\n", "--out")
+    except KreassignError as e:
+        raise _output_failure(out, e) from None
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--out by the output rule (kreassign/outputs.py), before any file is read: never over FILE, --state or
+    --current, never over a device, FIFO or socket; `-` is standard output."""
+    out = getattr(args, "out", None)
+    try:
+        check_outputs({"--out": out}, {"FILE": args.file, "--state": getattr(args, "state", None),
+                                       "--current": getattr(args, "current", None)}, stdout={"--out"})
+    except KreassignError as e:
+        raise _output_failure(out, e) from None
 
 
 def _compact(data: Any) -> str:
@@ -234,7 +252,7 @@ def _add_kip236(p: argparse.ArgumentParser) -> None:
 
 
 def _add_out(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", metavar="OUT", help="write to OUT atomically instead of stdout")
+    p.add_argument("--out", metavar="OUT", help="write to OUT atomically instead of stdout ('-': stdout; docs/outputs.md)")
 
 
 def _add_state(p: argparse.ArgumentParser, required: bool, help_text: str) -> None:
@@ -288,6 +306,7 @@ def run(args: argparse.Namespace) -> int:
     """Run one action; errors are reported on stderr, never as a traceback."""
     try:
         _check_usage(args)
+        _check_outputs(args)
         _emit(args, _ACTIONS[args.action][1](args))
     except _Failure as e:
         print(f"{PROG}: {e.where}: {e.problem}", file=sys.stderr)

@@ -2,7 +2,8 @@
 
 Executors need `kreassign` and `numpy` only (docs/spark.md). The zip holds the package's
 Python sources (kreassign, kreassign.spec, kreassign.reference, kreassign.checker: the layout
-the import system expects, whatever the source tree looks like), written atomically.
+the import system expects, whatever the source tree looks like), written by the output rule of
+kreassign/outputs.py (docs/outputs.md).
 `--venv DIR` also packs a whole environment instead (Python, numpy, kreassign) with
 `venv-pack`, for executors without numpy or with another Python.
 """
@@ -10,14 +11,13 @@ the import system expects, whatever the source tree looks like), written atomica
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 from kreassign.errors import InfraError, UsageError
+from kreassign.outputs import check_outputs, replacing
 
 #: the distribution's top-level packages (pyproject.toml's package-dir): the rest are subpackages
 ROOTS = ("kreassign", "kreassign.spec", "kreassign.reference", "kreassign.checker")
@@ -53,42 +53,27 @@ def package_files() -> list[tuple[str, Path]]:
 
 
 def write_zip(output: str) -> int:
-    """Write the zip atomically; return the number of files."""
+    """Write the zip by the output rule (kreassign/outputs.py): atomically, only to a regular file or a new path,
+    a symlink written through; return the number of files."""
+    check_outputs({"--output": output})  # before reading the package
     files = package_files()
-    target = Path(output).resolve()
-    if not target.parent.is_dir():
-        raise UsageError(f"{output}: no such directory {target.parent}")
-    if target.is_dir():
-        raise UsageError(f"{output}: is a directory, not a zip file to write")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    except OSError as e:
-        raise UsageError(f"{output}: cannot write there: {e.strerror or e}") from None
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-            for name, path in files:
-                z.write(path, name)
-        os.replace(tmp, target)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise UsageError(f"{output}: cannot write: {e.strerror or e}") from None
-        raise
+    with replacing(output, "--output", suffix=".zip") as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, path in files:
+            z.write(path, name)
     return len(files)
 
 
 def pack_venv(venv: str, output: str) -> None:
     tool = Path(venv) / "bin" / "venv-pack"
+    target = output if output.endswith((".tar.gz", ".tgz")) else "kreassign-env.tar.gz"
+    check_outputs({"--output": target}, {"--venv": venv})
     if not tool.exists():
         raise UsageError(f"--venv {venv}: no bin/venv-pack there (pip install venv-pack into it)")
-    target = output if output.endswith((".tar.gz", ".tgz")) else "kreassign-env.tar.gz"
-    tmp = f"{target}.partial.tar.gz"
-    done = subprocess.run([str(tool), "-p", venv, "-o", tmp, "--force"], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        Path(tmp).unlink(missing_ok=True)
-        raise InfraError(f"venv-pack failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-    os.replace(tmp, target)
+    with replacing(target, "--output", suffix=".tar.gz") as tmp:
+        done = subprocess.run([str(tool), "-p", venv, "-o", tmp, "--force"], capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0:
+            raise InfraError(f"venv-pack failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
     print(f"wrote {target}: spark-submit --archives {target}#environment "
           "--conf spark.pyspark.python=./environment/bin/python ...")
 

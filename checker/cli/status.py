@@ -13,7 +13,7 @@ import sys
 
 from kreassign.errors import UsageError
 from kreassign.flag_values import integer, say, seconds
-from kreassign.outputs import check_output_file
+from kreassign.outputs import check_outputs
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout: must be more than 0 seconds")
     if args.search_states is not None and args.search_states < 1:
         raise UsageError("--search-states: must be at least 1")
-    if args.html:
-        check_output_file(args.html, "--html")
+    check_outputs({"--html": args.html}, {"--snapshot": args.snapshot, "--command-config": args.command_config})
     version = None
     if args.kafka_version is not None:
         from kreassign.checker.implementations.kafka.releases import parse_version
@@ -104,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         from kreassign.checker.report.html import status_report
         from kreassign.checker.report.write import write_text_atomically
 
-        write_text_atomically(args.html, status_report(result))
+        write_text_atomically(args.html, status_report(result), "--html")
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:

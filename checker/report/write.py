@@ -1,18 +1,12 @@
-"""Write a report file all or nothing (kreassign/outputs.py), an unusable path being bad usage."""
+"""Write a report file by the output rule of kreassign/outputs.py (docs/outputs.md): all or nothing, only to a
+regular file or a new path, symlinks written through; an unusable path is bad usage (exit 2), a full disk an
+infrastructure failure (exit 3), the old file untouched either way."""
 
 from __future__ import annotations
 
-import os
-
 from kreassign import outputs
-from kreassign.errors import UsageError
 
 
-def write_text_atomically(path: str, text: str) -> None:
-    """An existing file is replaced only by a complete new one; an unwritable path is a UsageError."""
-    if os.path.isdir(path):
-        raise UsageError(f"{path}: is a directory, not a file to write")
-    try:
-        outputs.write_text_atomically(path, text)
-    except OSError as e:  # e.g. the disk filled up: nothing was replaced
-        raise UsageError(f"{path}: cannot write: {e.strerror or e}") from None
+def write_text_atomically(path: str, text: str, flag: str | None = None, *, stdout: bool = False) -> None:
+    """An existing file is replaced only by a complete new one; failures are one line naming `flag` and `path`."""
+    outputs.write_output(path, text, flag, stdout=stdout)

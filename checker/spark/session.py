@@ -9,6 +9,7 @@ is in engine.py (`spark_session`, `spark_context`).
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import time
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from kreassign.checker.spark.errors import quietly
 
 from kreassign.errors import InfraError, UsageError
+from kreassign.outputs import write_output
 
 DEFAULT_MASTER = "local[*]"  # when neither the caller nor spark-submit / spark-defaults.conf names one
 #: seconds to wait for a first executor on a cluster (spark.kreassign.executorTimeout, --spark-timeout)
@@ -44,19 +46,34 @@ logger.tasks.level = off
 """
 
 
+def _private_dir() -> str:
+    """kreassign's own folder in the temp directory, made 0700 for this user; anything else found under that
+    name (a symlink, a file, another user's folder) is left alone and a fresh folder is made instead."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = os.path.join(tempfile.gettempdir(), f"kreassign-{uid}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return tempfile.mkdtemp(prefix="kreassign-")
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+        return tempfile.mkdtemp(prefix="kreassign-")
+    return path
+
+
 def log4j2_file() -> str:
-    """A quiet log4j2 configuration (written once per process to the temp directory)."""
-    path = os.path.join(tempfile.gettempdir(), f"kreassign-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}.properties")
+    """A quiet log4j2 configuration, written once to kreassign's private folder in the temp directory (by the
+    output rule of kreassign/outputs.py: atomically, never over anything but a regular file)."""
+    path = os.path.join(_private_dir(), "log4j2.properties")
     try:
         with open(path) as f:
             if f.read() == LOG4J2:
                 return path
     except OSError:
         pass
-    fd, tmp = tempfile.mkstemp(prefix=".kreassign-log4j2-", dir=os.path.dirname(path))
-    with os.fdopen(fd, "w") as f:
-        f.write(LOG4J2)
-    os.replace(tmp, path)
+    write_output(path, LOG4J2)
     return path
 
 

@@ -3,14 +3,13 @@
 A trace is a path through a model: the initial state, then one step per action with
 the full state after it. It names the model kind, profile and bounds, so that the
 model can be rebuilt and the trace re-executed against the reference (`replay`).
-Files are written atomically (temp file + rename); reading checks every field.
+Files are written atomically by the output rule of kreassign/outputs.py; reading checks every field.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +19,8 @@ from kreassign.spec.codec import to_json
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 
 from kreassign._version import __version__
-from kreassign.errors import UsageError
-from kreassign.outputs import read_text
+from kreassign.errors import InfraError, UsageError
+from kreassign.outputs import read_text, write_output
 
 FORMAT = "kreassign-trace"
 FORMAT_VERSION = 1
@@ -104,30 +103,26 @@ def trace_from_path(
 
 
 def write_trace(trace: Trace, path: str) -> None:
-    """Write atomically: a crash or Ctrl-C never leaves a half-written file or clobbers an old one.
+    """Write atomically by the output rule (kreassign/outputs.py, docs/outputs.md): a crash or Ctrl-C never
+    leaves a half-written file or clobbers an old one; never over a device, FIFO or socket; a symlink is
+    written through to its target.
 
-    An unusable destination (a file where the directory should be, no permission) is a
-    TraceWriteError naming it (exit code 2); the existing file, if any, is left as it was.
+    An unusable destination (a file where the directory should be, no permission, not a regular file) is a
+    TraceWriteError naming it (exit code 2); a full or failing disk is an InfraError (exit code 3); the
+    existing file, if any, is left as it was.
     """
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".json", dir=directory)
     except OSError as e:
         raise TraceWriteError(f"{directory}: cannot write counterexample files there: {e.strerror or e}") from None
+    text = json.dumps(trace.to_json(), indent=1) + "\n"
     try:
-        text = json.dumps(trace.to_json(), indent=1) + "\n"
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if os.path.isdir(path):
-            raise TraceWriteError(f"{path}: is a directory, cannot write the trace there")
-        os.replace(tmp, path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise TraceWriteError(f"{path}: cannot write: {e.strerror or e}") from None
+        write_output(path, text)
+    except InfraError:
         raise
+    except UsageError as e:
+        raise TraceWriteError(str(e)) from None
 
 
 class TraceWriteError(UsageError, OSError):
