@@ -6,7 +6,10 @@ Parsing follows kafka.admin.ReassignPartitionsCommand.parsePartitionReassignment
 and the checks of parseExecuteAssignmentArgs (empty list, empty replica list, duplicate
 partitions, duplicate replicas), made stricter where Kafka is lenient (unknown keys,
 a missing "version", bools as ints, negative ids) and every error names the field,
-e.g. ``partitions[2].replicas[1]``. Writing follows formatAsReassignmentJson: compact,
+e.g. ``partitions[2].replicas[1]``. Topic names, partition ids and broker ids follow
+Kafka's own limits (spec/kafka_limits.py: Topic.validate's 249 characters of
+[a-zA-Z0-9._-], not "." or ".."; ids are non-negative Java ints), which the controller
+would otherwise refuse only after `--execute`. Writing follows formatAsReassignmentJson: compact,
 Kafka's key order. The rollback JSON is what `--execute` prints as "Current partition
 replica assignment" (currentPartitionReplicaAssignmentToString). KIP-236's
 "original_replicas" key is accepted on request. Pure functions: no I/O.
@@ -19,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kreassign.spec.kafka_limits import INT32_MAX, broker_problem, partition_problem, topic_problem
 from kreassign.spec.messages import (
     ERROR_NAMES,
     NONE,
@@ -33,9 +37,6 @@ from kreassign.spec.state import ClusterState, ordered_minus
 VERSION = 1
 #: The log directory that lets the broker choose (ReassignPartitionsCommand.AnyLogDir).
 ANY_LOG_DIR = "any"
-#: Kafka reads partition and broker ids as a Java Int.
-INT32_MAX = 2**31 - 1
-
 _TOP_KEYS = ("version", "partitions")
 _ENTRY_KEYS = ("topic", "partition", "replicas", "log_dirs")
 _KIP236_KEY = "original_replicas"
@@ -186,13 +187,12 @@ def _list(value: Any, path: str, what: str) -> list:
 
 
 def _id(value: Any, path: str, what: str) -> int:
-    """A partition or broker id: a non-negative Java Int."""
+    """A partition or broker id: a non-negative Java Int (spec/kafka_limits.py)."""
     if not _is_int(value):
         raise ReassignJsonError(path, f"expected a {what} (an integer), got {_describe(value)}")
-    if value < 0:
-        raise ReassignJsonError(path, f"negative {what} {value}")
-    if value > INT32_MAX:
-        raise ReassignJsonError(path, f"{what} {value} does not fit Kafka's 32-bit int")
+    problem = partition_problem(value) if what == "partition id" else broker_problem(value)
+    if problem is not None:
+        raise ReassignJsonError(path, problem)
     return value
 
 
@@ -205,8 +205,9 @@ def _entry(raw: Any, path: str, allow_original_replicas: bool) -> ReassignmentEn
     topic = raw["topic"]
     if not isinstance(topic, str):
         raise ReassignJsonError(f"{path}.topic", f"expected a topic name (a string), got {_describe(topic)}")
-    if not topic:
-        raise ReassignJsonError(f"{path}.topic", "empty topic name")
+    problem = topic_problem(topic)  # Kafka's Topic.validate: empty, ".", "..", > 249 chars, not [a-zA-Z0-9._-]
+    if problem is not None:
+        raise ReassignJsonError(f"{path}.topic", problem)
     partition = _id(raw["partition"], f"{path}.partition", "partition id")
     replicas = _replica_list(raw["replicas"], f"{path}.replicas")
     log_dirs = _log_dirs(raw["log_dirs"], f"{path}.log_dirs", len(replicas)) if "log_dirs" in raw else None

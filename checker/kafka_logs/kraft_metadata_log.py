@@ -34,6 +34,12 @@ batch on its changes of them); the others are skipped and counted.
 Each partition is modelled as its own one-partition topic `T/P` (the kraft reference never
 relates partitions of one topic except through the topic's unclean-election flag, which is
 copied), so that partitions the log does not create need no placeholders.
+
+A record Kafka's controller cannot have written is bad input (a `UsageError`, exit 2, `line N: data.field:
+why`; spec/kafka_limits.py): a topic name Topic.validate refuses (TOPIC_RECORD's name, a metadata-shell
+path), a partition id or broker id that is negative or beyond Java's int, a leader other than a broker id
+or -1 (NO_LEADER; -2 NO_LEADER_CHANGE in a PartitionChangeRecord), a leader or partition epoch below -1
+(the records' default, "no epoch") or beyond Java's int.
 """
 
 from __future__ import annotations
@@ -49,6 +55,17 @@ from typing import Any
 from kreassign.reference import ActionNotSupported, InvalidAction, Profile
 from kreassign.reference.kraft_change import apply_record
 from kreassign.spec import actions as A
+from kreassign.spec.kafka_limits import (
+    NO_EPOCH,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    broker_problem,
+    epoch_problem,
+    int32_problem,
+    leader_problem,
+    partition_problem,
+    topic_problem,
+)
 from kreassign.spec.state import Broker, ClusterState, Partition, Topic, ordered_minus
 
 from kreassign.errors import UsageError
@@ -179,6 +196,8 @@ def parse_metadata_log(text: str) -> MetadataLog:
         m = SHELL_PATH.search(line)
         if m:
             shell_topic = (m.group("topic"), int(m.group("partition")))
+            _refuse(n, "topic", topic_problem(shell_topic[0]))
+            _refuse(n, "partition", partition_problem(shell_topic[1]))
             log.shapes["metadata-shell command"] += 1
             continue
         m = SHELL_TEXT.search(line)
@@ -252,13 +271,33 @@ def _ids(data: dict, name: str, line: int) -> tuple[int, ...]:
     v = data.get(name)
     if not isinstance(v, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in v):
         raise UsageError(f"line {line}: data.{name}: expected a list of broker ids, got {json.dumps(v)}")
+    for k, b in enumerate(v):
+        _refuse(line, f"data.{name}[{k}]", broker_problem(b))
     return tuple(v)
+
+
+def _refuse(line: int, field: str, problem: str | None) -> None:
+    if problem is not None:
+        raise UsageError(f"line {line}: {field}: {problem}")
+
+
+#: what Kafka allows in each integer field the check reads (spec/kafka_limits.py); other fields: any int32
+_INT_RULES = {
+    "partitionId": partition_problem,
+    "brokerId": broker_problem,
+    "id": broker_problem,  # FenceBrokerRecord / UnfenceBrokerRecord
+    "leader": lambda v: leader_problem(v, (NO_LEADER,)),
+    "leaderEpoch": lambda v: epoch_problem(v, "leader epoch", (NO_EPOCH,)),
+    "partitionEpoch": lambda v: epoch_problem(v, "partition epoch", (NO_EPOCH,)),
+}
 
 
 def _int(data: dict, name: str, line: int, default: int | None = None) -> int:
     v = data.get(name, default)
     if not isinstance(v, int) or isinstance(v, bool):
         raise UsageError(f"line {line}: data.{name}: expected an integer, got {json.dumps(v)}")
+    rule = _INT_RULES.get(name)
+    _refuse(line, f"data.{name}", rule(v) if rule is not None else int32_problem(v, name))
     return v
 
 
@@ -292,9 +331,9 @@ def change_of(data: dict, line: int) -> dict:
         if name not in data or data[name] is None:
             continue
         if name == "leader":
-            leader = _int(data, name, line)
-            if leader != -2:
-                out[ours] = leader
+            leader = data[name]
+            if not (isinstance(leader, int) and not isinstance(leader, bool) and leader == NO_LEADER_CHANGE):
+                out[ours] = _int(data, name, line)
         elif ours in ("elr", "last_known_elr"):
             out[ours] = _elr(data, name, line)
         else:
@@ -466,6 +505,7 @@ class MetadataChecker:
             name, tid = d.get("name"), d.get("topicId")
             if not isinstance(name, str) or not isinstance(tid, str):
                 raise UsageError(f"line {rec.line}: TOPIC_RECORD needs \"name\" and \"topicId\" strings")
+            _refuse(rec.line, "data.name", topic_problem(name))
             self.names[tid] = name
             self.explain(rec, "topic created")
         elif t == "PARTITION_RECORD" or t == "PARTITION_STATE":

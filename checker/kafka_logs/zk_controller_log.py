@@ -23,6 +23,12 @@ docker json-file lines are unwrapped. Field names (`Observation.fields`):
 
 `removed_replica` marks an OfflineReplica ISR removal: one ZooKeeper write among
 possibly several of a single model step (docs/validate-trace.md, "Sub-steps").
+
+A value Kafka itself cannot have printed is bad input (a `UsageError`, exit 2, `line N: field: why`):
+a topic name Topic.validate refuses, a partition or broker id that is negative or beyond Java's int,
+a leader other than a broker id, -1 (NoLeader) or -2 (LeaderDuringDelete), a leader epoch or zkVersion
+below -2 (kafka.api.LeaderAndIsr.NoEpoch / EpochDuringDelete, kafka.zk.ZkVersion.MatchAnyVersion /
+UnknownVersion) or beyond Java's int, a negative controller epoch (spec/kafka_limits.py).
 """
 
 from __future__ import annotations
@@ -49,6 +55,21 @@ from kreassign.checker.kafka_logs.zk_log_shapes import (
     state_fields,
     tp_of,
 )
+from kreassign.spec.kafka_limits import (
+    EPOCH_DURING_DELETE,
+    LEADER_DURING_DELETE,
+    NO_EPOCH,
+    NO_LEADER,
+    ZK_MATCH_ANY_VERSION,
+    ZK_UNKNOWN_VERSION,
+    broker_problem,
+    epoch_problem,
+    leader_problem,
+    partition_problem,
+    topic_problem,
+)
+
+from kreassign.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -208,19 +229,66 @@ def _context(shape: Shape, m: re.Match[str], line: int, parsed: ParsedLog) -> No
         if g["deleted"].strip() and not re.fullmatch(r"\w*\(\s*\)", g["deleted"].strip()):
             parsed.outside.setdefault("topic deletion", []).append(line)
         for t, i, replicas in _assignments(g["assign"]):
+            _check_tp(line, t, i)
+            _check_ids(line, "replicas", replicas)
             parsed.created.setdefault((t, i), (replicas, line))
     elif shape.name == "partition created":
         tp = tp_of(m)
+        _check_tp(line, *tp)
+        _check_ids(line, "replicas", ids(g["r"]))
         parsed.created.setdefault(tp, (ids(g["r"]), line))
     elif shape.name == "reassignments at startup":
         for t, i, replicas in _assignments(g["m"]):
+            _check_tp(line, t, i)
+            _check_ids(line, "replicas", replicas)
             if (t, i, replicas) not in parsed.targets:
                 parsed.targets.append((t, i, replicas))
     elif shape.name in ("preferred election started", "preferred election completed"):
         # an election happened (the auto-rebalance check alone logs "Processing automatic ..." every few minutes)
         parsed.elections = True
     if shape.name == "replica state changed":
+        _refuse(line, "broker", broker_problem(int(g["b"])))
         parsed.broker_ids.add(int(g["b"]))
+
+
+#: the fields of an observation that hold broker ids
+_ID_FIELDS = ("replicas", "adding", "removing", "isr", "memory_replicas", "memory_adding", "memory_removing",
+              "memory_target", "znode_entry")
+
+
+def _refuse(line: int, field: str, problem: str | None) -> None:
+    if problem is not None:
+        raise UsageError(f"line {line}: {field}: {problem}")
+
+
+def _check_ids(line: int, field: str, values: Any) -> None:
+    for k, b in enumerate(values or ()):
+        _refuse(line, f"{field}[{k}]", broker_problem(b))
+
+
+def _check_tp(line: int, topic: str | None, partition: int | None) -> None:
+    if topic is not None:
+        _refuse(line, "topic", topic_problem(topic))
+    if partition is not None:
+        _refuse(line, "partition", partition_problem(partition))
+
+
+def _check_observation(obs: Observation) -> None:
+    """Refuse what Kafka cannot have printed (spec/kafka_limits.py), naming the line and the field."""
+    _check_tp(obs.line, obs.topic, obs.partition)
+    for name, value in obs.fields:
+        if name in _ID_FIELDS:
+            _check_ids(obs.line, name, value)
+        elif name == "leader":
+            _refuse(obs.line, name, leader_problem(value, (NO_LEADER, LEADER_DURING_DELETE)))
+        elif name == "leader_epoch":
+            _refuse(obs.line, name, epoch_problem(value, "leader epoch", (NO_EPOCH, EPOCH_DURING_DELETE)))
+        elif name == "partition_epoch":
+            _refuse(obs.line, "zkVersion", epoch_problem(value, "zkVersion", (ZK_MATCH_ANY_VERSION, ZK_UNKNOWN_VERSION)))
+        elif name == "controller_epoch":
+            _refuse(obs.line, name, epoch_problem(value, "controller epoch"))
+    if obs.removed_replica is not None:
+        _refuse(obs.line, "removed replica", broker_problem(obs.removed_replica))
 
 
 def parse_log(text: str) -> ParsedLog:
@@ -240,16 +308,21 @@ def parse_log(text: str) -> ParsedLog:
         parsed.shapes[shape.name] += 1
         failed = _failed_election(shape, m, n, line, lines)
         if failed is not None:
+            _check_observation(failed)
             parsed.observations.append(failed)
             continue
         if shape.kind == "outside":
             parsed.outside.setdefault(shape.name, []).append(n)
             continue
         if shape.kind == "state":
-            parsed.observations += _observations(shape, m, n, line, parsed)
+            found_here = _observations(shape, m, n, line, parsed)
+            for obs in found_here:
+                _check_observation(obs)
+            parsed.observations += found_here
         _context(shape, m, n, parsed)
         for pattern in BROKER_LISTS:
             for b in pattern.finditer(line):
+                _check_ids(n, "broker", ids(b.group(1)))
                 parsed.broker_ids.update(ids(b.group(1)))
     parsed.observations = _unwritten_removals(parsed.observations)
     for obs in parsed.observations:

@@ -9,6 +9,8 @@
 
 Every error is a `PlanInputError` naming the file and the field or line, and when the
 file looks like another of these formats, which one was expected and which one it is.
+Names and numbers Kafka itself would refuse are errors too (spec/kafka_limits.py: Topic.validate's
+topic names, non-negative int32 partition and broker ids, a leader that is a broker id or -1/none).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from kreassign.reference.reassign_json import (
     ReassignmentPlanJson,
     parse_reassignment_json,
 )
+from kreassign.spec.kafka_limits import broker_problem, leader_problem, partition_problem, topic_problem
 
 from kreassign.errors import UsageError
 
@@ -178,14 +181,27 @@ def _fields(line: str) -> dict[str, str]:
     return out
 
 
+def _int(text: str) -> int:
+    """An integer as Kafka prints one: ASCII digits, maybe a minus (Python's int() also takes "١" or "1_0")."""
+    text = text.strip()
+    if not text.lstrip("-").isascii() or not text.lstrip("-").isdigit():
+        raise ValueError(text)
+    return int(text)
+
+
 def _ids(value: str, file: str, where: str) -> tuple[int, ...]:
     value = value.strip()
     if not value:
         return ()
     try:
-        return tuple(int(v) for v in value.split(","))
+        ids = tuple(_int(v) for v in value.split(","))
     except ValueError:
         raise PlanInputError(file, where, f"expected broker ids like 1,2,3, got {value!r}") from None
+    for b in ids:
+        problem = broker_problem(b)
+        if problem is not None:
+            raise PlanInputError(file, where, problem)
+    return ids
 
 
 def _configs(value: str) -> dict[str, str]:
@@ -216,23 +232,32 @@ def parse_describe(text: str, file: str) -> Describe:
             raise PlanInputError(file, f"line {n}", f"expected a 'Topic: ...' line of {DESCRIBE}, got {raw[:60]!r}")
         seen_any = True
         topic = f["Topic"]
+        problem = topic_problem(topic)
+        if problem is not None:
+            raise PlanInputError(file, f"line {n}: Topic", problem)
         if "Partition" in f:
             where = f"line {n}"
             for key in ("Leader", "Replicas", "Isr"):
                 if key not in f:
                     raise PlanInputError(file, where, f"missing '{key}:' in a partition line")
             try:
-                partition = int(f["Partition"])
+                partition = _int(f["Partition"])
             except ValueError:
                 raise PlanInputError(file, where, f"Partition: expected an integer, got {f['Partition']!r}") from None
+            problem = partition_problem(partition)
+            if problem is not None:
+                raise PlanInputError(file, f"{where}: Partition", problem)
             leader_text = f["Leader"]
             if leader_text in ("none", "-1"):
                 leader = None
             else:
                 try:
-                    leader = int(leader_text)
+                    leader = _int(leader_text)
                 except ValueError:
                     raise PlanInputError(file, where, f"Leader: expected a broker id or none, got {leader_text!r}") from None
+                problem = leader_problem(leader)
+                if problem is not None:
+                    raise PlanInputError(file, f"{where}: Leader", problem)
             p = DescribedPartition(topic, partition, leader, _ids(f["Replicas"], file, f"{where}: Replicas"),
                                    _ids(f["Isr"], file, f"{where}: Isr"),
                                    _ids(f.get("Adding Replicas", ""), file, f"{where}: Adding Replicas"),

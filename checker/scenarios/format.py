@@ -3,7 +3,8 @@ steps — each a real action on the cluster followed by waits (named conditions 
 model determines it, the state the step is expected to reach.
 
 Reading checks every field and fails with one line naming it (ScenarioError, exit 2); writing is atomic
-(temp file + rename).
+(temp file + rename). The topic must be one Kafka accepts and partition numbers must fit Kafka's int32
+(spec/kafka_limits.py: Topic.validate's at most 249 characters of [a-zA-Z0-9._-], not "." or "..").
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from kreassign.spec.kafka_limits import partition_problem, topic_problem
 
 from kreassign.errors import UsageError
 from kreassign.outputs import read_text, write_text_atomically
@@ -337,13 +340,19 @@ def scenario_from_json(data: Any) -> Scenario:
     if mode == "zk" and controllers != 1:
         raise ScenarioError(f"cluster.controllers: zk mode has 1 (the ZooKeeper server), got {controllers}")
     topic = _get(cluster, "topic", "cluster.", str)
-    if not topic or len(topic) > 200 or not all(c.isalnum() or c in "._-" for c in topic):
-        raise ScenarioError(f"cluster.topic: a Kafka topic name (letters, digits, '.', '_', '-'), got {_short(topic)}")
+    problem = topic_problem(topic)  # Kafka's Topic.validate
+    if problem is not None:
+        raise ScenarioError(f"cluster.topic: {problem}")
     raw_initial = _get(cluster, "initial", "cluster.", dict)
     initial: dict[int, tuple[int, ...]] = {}
     for key, replicas in raw_initial.items():
-        if not key.isdigit():
-            raise ScenarioError(f"cluster.initial.{key}: a partition number, not {key!r}")
+        if not (key.isascii() and key.isdigit()):
+            raise ScenarioError(f"cluster.initial.{key[:40]}: a partition number, not {_short(key)}")
+        # int() refuses 4,300+ digits: anything past Java's int's 10 is beyond it anyway
+        problem = partition_problem(int(key)) if len(key.lstrip("0")) <= 10 else \
+            f"partition id {_short(key)} does not fit Kafka's 32-bit int"
+        if problem is not None:
+            raise ScenarioError(f"cluster.initial.{key[:40]}: {problem}")
         initial[int(key)] = _replicas(replicas, f"cluster.initial.{key}", brokers)
     if sorted(initial) != list(range(len(initial))) or not initial:
         raise ScenarioError(f"cluster.initial: partitions must be 0..n-1, got {sorted(initial)}")

@@ -5,6 +5,10 @@ Everything the analysis uses is here and nothing else: the brokers (registered, 
 signals (finalized and supported features, the brokers' inter.broker.protocol.version), every partition's
 replicas, ISR, leader and ELR, the in-flight reassignments, and the configs that matter to a move
 (min.insync.replicas, unclean.leader.election.enable, the replication throttles).
+
+A saved snapshot is checked field by field (SnapshotError, exit 2, `FILE: field: why`), Kafka's own limits
+included (spec/kafka_limits.py): topic names Topic.validate accepts, partition and broker ids that are
+non-negative Java ints, a leader that is a broker id, -1 or null.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from kreassign.spec.kafka_limits import broker_problem, leader_problem, partition_problem, topic_problem
 
 from kreassign.errors import UsageError
 
@@ -113,9 +119,25 @@ def _need(data: dict, key: str, kind: type | tuple[type, ...], where: str, file:
 
 
 def _ids(v: Any, where: str, file: str) -> tuple[int, ...]:
-    if not isinstance(v, list) or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in v):
+    if not isinstance(v, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in v):
         raise SnapshotError(f"{file}: {where}: expected a list of broker ids")
+    for k, b in enumerate(v):
+        _refuse(file, f"{where}[{k}]", broker_problem(b))
     return tuple(v)
+
+
+def _refuse(file: str, where: str, problem: str | None) -> None:
+    if problem is not None:
+        raise SnapshotError(f"{file}: {where}: {problem}")
+
+
+def _broker_key(k: str, where: str, file: str) -> int:
+    """A broker id as a JSON object's key ("1"): ASCII digits within Java's int."""
+    if not (k.isascii() and k.isdigit()):
+        raise SnapshotError(f"{file}: {where}.{k[:40]}: expected a broker id")
+    _refuse(file, f"{where}.{k[:40]}", broker_problem(int(k)) if len(k.lstrip("0")) <= 10 else
+            f"broker id {k[:24]}... does not fit Kafka's 32-bit int")
+    return int(k)
 
 
 def snapshot_from_json(data: Any, file: str) -> Snapshot:
@@ -129,9 +151,9 @@ def snapshot_from_json(data: Any, file: str) -> Snapshot:
         raise SnapshotError(f"{file}: mode: expected \"kraft\" or \"zk\", got {mode!r}")
     brokers: dict[int, dict[str, Any]] = {}
     for k, v in _need(data, "brokers", dict, "", file).items():
-        if not k.isdigit() or not isinstance(v, dict):
-            raise SnapshotError(f"{file}: brokers.{k}: expected a broker id and an object")
-        brokers[int(k)] = v
+        if not isinstance(v, dict):
+            raise SnapshotError(f"{file}: brokers.{k[:40]}: expected a broker id and an object")
+        brokers[_broker_key(k, "brokers", file)] = v
     parts = []
     for i, p in enumerate(_need(data, "partitions", list, "", file)):
         w = f"partitions[{i}]."
@@ -140,13 +162,21 @@ def snapshot_from_json(data: Any, file: str) -> Snapshot:
         leader = p.get("leader")
         if leader is not None and (not isinstance(leader, int) or isinstance(leader, bool)):
             raise SnapshotError(f"{file}: {w}leader: expected a broker id or null")
+        if leader is not None:
+            _refuse(file, f"{w}leader", leader_problem(leader))
+        topic, partition = _need(p, "topic", str, w, file), _need(p, "partition", int, w, file)
+        _refuse(file, f"{w}topic", topic_problem(topic))
+        _refuse(file, f"{w}partition", partition_problem(partition))
         parts.append(LivePartition(
-            _need(p, "topic", str, w, file), _need(p, "partition", int, w, file),
+            topic, partition,
             _ids(_need(p, "replicas", list, w, file), w + "replicas", file), _ids(_need(p, "isr", list, w, file), w + "isr", file),
             leader, *(_ids(p.get(k, []), w + k, file) for k in ("elr", "last_known_elr", "adding", "removing")),
             bool(p.get("reassigning", False))))
     topic_configs = _need(data, "topic_configs", dict, "", file)
-    broker_configs = {int(k): v for k, v in _need(data, "broker_configs", dict, "", file).items() if k.isdigit()}
+    for t in topic_configs:
+        _refuse(file, f"topic_configs.{t[:40]}", topic_problem(t))
+    broker_configs = {_broker_key(k, "broker_configs", file): v
+                      for k, v in _need(data, "broker_configs", dict, "", file).items() if k.isdigit()}
     return Snapshot(data.get("bootstrap", "?"), data.get("cluster_id"), mode, brokers,
                     bool(data.get("fenced_known", False)), dict(data.get("finalized", {})),
                     dict(data.get("supported", {})), parts, topic_configs, broker_configs,

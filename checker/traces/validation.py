@@ -58,6 +58,15 @@ from kreassign.reference.topic_changes import topic_deletion_actions
 from kreassign.reference.zk_elections import remove_replica_from_isr
 from kreassign.spec import actions as A
 from kreassign.spec.codec import DecodeError, decode_action, state_from_json, to_json
+from kreassign.spec.kafka_limits import (
+    action_problem,
+    broker_problem,
+    epoch_problem,
+    leader_problem,
+    partition_problem,
+    state_problem,
+    topic_problem,
+)
 from kreassign.spec.state import NO_LEADER, Broker, ClusterState, Kip236Admin, Partition, Topic
 
 from kreassign.errors import UsageError
@@ -309,6 +318,15 @@ def _strip(state: ClusterState, like: ClusterState) -> ClusterState:
     return state
 
 
+def absent(obs: Observation, state: ClusterState, partial: Partition | None = None) -> list[Mismatch]:
+    """A line about a partition this state does not have (a deleted topic, a partition no logged
+    CreatePartitions added): the line cannot match it — a mismatch, never a vacuous match."""
+    if obs.topic is None or obs.state is not None or partial is not None \
+            or state.partition(obs.topic, obs.partition) is not None:
+        return []
+    return [Mismatch("partition", f"{obs.topic}-{obs.partition}", "no such partition")]
+
+
 def state_mismatches(observed: ClusterState, state: ClusterState) -> list[Mismatch]:
     stripped = _strip(state, observed)
     if stripped == observed:
@@ -424,6 +442,7 @@ class Validator:
         self.focus: tuple[str, int] | None = None  # the partition the current observation is about
         self.hint_focus: tuple[str, int] | None = None  # what candidate hashes look at (see Cand.hint)
         self.refused = ""  # why the reference refused the last logged action, if it did
+        self.missing = ""  # why the last line matched no candidate: the partition is in none of them
 
     # epochs only grow: a state whose epoch is above what a later line shows cannot lead there. This holds
     # for epochs not fixed yet too: the run's epoch is the model's plus an offset >= 0.
@@ -540,6 +559,7 @@ class Validator:
                 found[cand] = link
 
         self.refused = ""
+        self.missing = ""
         self.focus = (obs.topic, obs.partition) if obs.topic is not None and obs.action is None else None
         self.hint_focus = (obs.topic, obs.partition) if obs.topic is not None and obs.state is None else None
         def closest() -> Closest | None:
@@ -587,14 +607,24 @@ class Validator:
             and self.project else None
         space = self.space if proj is None else replace(self.space, targets=proj.targets(self.space.targets))
         frontier: list[tuple[ClusterState, tuple, tuple, tuple[int, int, int], Cand, frozenset]] = []
+        lacking = 0  # candidates without the line's partition: no unlogged action creates one
         for c, link in cands.items():
             if c.partial is not None:
+                continue
+            gone = absent(obs, c.state)
+            if gone:
+                lacking += 1
+                consider(gone, c.state, None, ())
                 continue
             start = c.state if proj is None else proj.state(c.state)
             key = (start, (0, 0, 0))
             if key not in seen:
                 seen.add(key)
                 frontier.append((start, (), (), (0, 0, 0), c, link.bumped))
+        if lacking and not frontier:
+            self.missing = (f"{obs.topic}-{obs.partition} exists in no state the profile allows here (only a logged "
+                            "CreatePartitions adds a partition; a deleted topic's partitions are gone)")
+            return found, closest()
         limits = self.limits
         initial: dict[Cand, Link] = {}  # the first observation of a partition matching its state as it is
         seen_keys = frozenset(epoch_key(name, obs) for name, _ in obs.fields if name in EPOCH_FIELDS)
@@ -737,12 +767,13 @@ class Validator:
     def _match(self, obs: Observation, state: ClusterState, partial: Partition | None = None):
         if obs.state is not None:
             return self._match_full(obs, state), {}
-        return compare(obs, view(state, obs.topic, obs.partition, partial), self.fixed)
+        return absent(obs, state, partial) or compare(obs, view(state, obs.topic, obs.partition, partial),
+                                                      self.fixed)
 
     def _match_full(self, obs: Observation, state: ClusterState) -> list[Mismatch]:
         if obs.state is not None:
             return state_mismatches(obs.state, state)
-        return compare(obs, view(state, obs.topic, obs.partition), self.fixed)[0]
+        return absent(obs, state) or compare(obs, view(state, obs.topic, obs.partition), self.fixed)[0]
 
     def run(self, initial: ClusterState) -> tuple[bool, list[dict[Cand, Link]], int | None, Closest | None, str, bool]:
         """(valid?, candidate layers, index of the failing observation, closest state, reason, inconclusive?)"""
@@ -754,7 +785,7 @@ class Validator:
                 return False, layers, k, None, str(e), True
             if not found:
                 refused = self.refused if obs.action is not None and closest is None else ""
-                return False, layers, k, closest, refused, False
+                return False, layers, k, closest, self.missing or refused, False
             if self.fixed is not None:
                 for name, _ in obs.fields:
                     if name in EPOCH_FIELDS:
@@ -910,9 +941,28 @@ def targets_of(observations: Iterable[Observation], initial: ClusterState) -> li
 # -- JSON lines ------------------------------------------------------------------------------------------
 
 
+def _kafka_limits(n: int, where: str, found: tuple[str, str] | None) -> None:
+    """A name or number Kafka itself would refuse (spec/kafka_limits.py): bad input, naming line and field."""
+    if found is not None:
+        raise TraceFormatError(f"line {n}: {where}.{found[0]}: {found[1]}")
+
+
 def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation], int, dict[str, str]]:
     """(initial state, profile named by the file or None, observations, lines, release) of a JSON-lines trace;
-    `release`: the header's "kafka_version" and "elr" (kraft), when it names them."""
+    `release`: the header's "kafka_version" and "elr" (kraft), when it names them.
+
+    Every error is a TraceFormatError (exit 2) naming the line and the field. Besides the format, Kafka's own
+    limits (spec/kafka_limits.py): a state holding a topic name Topic.validate refuses or an id or epoch that
+    is negative or beyond Java's int; an action with a number beyond int32 (a bad name or a negative id in an
+    action is what a client may send, and Kafka's error answer is the reference's to reproduce); an observe
+    line with such a topic, partition, broker id, leader or epoch.
+
+    An observe line about a topic the initial state lacks is bad input too (exit 2), not a rejection: the
+    model has no action that creates a topic (CreatePartitions grows an existing one), so the initial state
+    of a JSON-lines trace must hold every topic the trace observes; a trace that leaves one out is
+    incomplete, and no verdict about the run could be drawn from it. A partition beyond the topic's count in
+    the initial state is a legitimate observation (a logged CreatePartitions may add it): when no candidate
+    state has it, the line is rejected, INVALID, with that reason (`Validator.step`)."""
     initial: ClusterState | None = None
     profile_name: str | None = None
     release: dict[str, str] = {}
@@ -943,6 +993,7 @@ def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation],
                 initial = state_from_json(data["initial_state"], )
             except DecodeError as e:
                 raise TraceFormatError(f"line {n}: initial_state.{e}") from None
+            _kafka_limits(n, "initial_state", state_problem(initial))
             profile_name = data.get("profile")
             if profile_name is not None and not isinstance(profile_name, str):
                 raise TraceFormatError(f"line {n}: profile: expected a string")
@@ -958,6 +1009,7 @@ def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation],
                 action = decode_action(data["action"], "action")
             except DecodeError as e:
                 raise TraceFormatError(f"line {n}: {e}") from None
+            _kafka_limits(n, "action", action_problem(action))
         if "response" in data and action is None:
             raise TraceFormatError(f"line {n}: a \"response\" needs the \"action\" it answers")
         if "state" in data:
@@ -965,10 +1017,17 @@ def parse_jsonl(text: str) -> tuple[ClusterState, str | None, list[Observation],
                 state = state_from_json(data["state"])
             except DecodeError as e:
                 raise TraceFormatError(f"line {n}: state.{e}") from None
+            _kafka_limits(n, "state", state_problem(state))
             obs.append(Observation(n, line, action=action, state=state, response=data.get("response"),
                                    what="action and state" if action is not None else "state"))
         else:
-            obs.append(_observe(n, line, data["observe"], action, data.get("response")))
+            observed = _observe(n, line, data["observe"], action, data.get("response"))
+            if observed.topic is not None and initial.topic(observed.topic) is None:
+                known = ", ".join(repr(t.name) for t in initial.topics[:5]) or "none"
+                raise TraceFormatError(
+                    f"line {n}: observe.topic: topic {observed.topic!r} is not in the initial state (its topics: "
+                    f"{known}); the model creates no topics, so the initial state must hold every topic observed")
+            obs.append(observed)
     if initial is None:
         raise TraceFormatError("empty trace: the first line must be {\"initial_state\": STATE}")
     return initial, profile_name, obs, len(lines), release
@@ -983,6 +1042,24 @@ OBSERVABLE = {
 }
 
 
+def _observed_limits(n: int, key: str, kind: str, value: Any) -> None:
+    """An observed field the model's states cannot hold because Kafka cannot: broker ids >= 0, a leader that
+    is a broker id or -1, epochs >= 0 (a JSON-lines trace's epochs are the real ones), all within int32."""
+    if kind in ("ids", "ids?"):
+        for k, b in enumerate(value or ()):
+            why = broker_problem(b)
+            if why is not None:
+                raise TraceFormatError(f"line {n}: observe.{key}[{k}]: {why}")
+        return
+    why = None
+    if key == "leader":
+        why = leader_problem(value)
+    elif key in EPOCH_FIELDS:
+        why = epoch_problem(value, key.replace("_", " "))
+    if why is not None:
+        raise TraceFormatError(f"line {n}: observe.{key}: {why}")
+
+
 def _observe(n: int, line: str, data: Any, action: Any, response: Any) -> Observation:
     if not isinstance(data, dict):
         raise TraceFormatError(f"line {n}: observe: expected an object")
@@ -990,6 +1067,10 @@ def _observe(n: int, line: str, data: Any, action: Any, response: Any) -> Observ
     if (topic is None) != (partition is None) or (topic is not None and not isinstance(topic, str)) or (
             partition is not None and (not isinstance(partition, int) or isinstance(partition, bool))):
         raise TraceFormatError(f"line {n}: observe: \"topic\" (a string) and \"partition\" (an integer) go together")
+    if topic is not None:
+        for key, why in (("topic", topic_problem(topic)), ("partition", partition_problem(partition))):
+            if why is not None:
+                raise TraceFormatError(f"line {n}: observe.{key}: {why}")
     fields = []
     for key, value in data.items():
         if key in ("topic", "partition"):
@@ -1006,6 +1087,7 @@ def _observe(n: int, line: str, data: Any, action: Any, response: Any) -> Observ
         }[kind]
         if not ok:
             raise TraceFormatError(f"line {n}: observe.{key}: expected {kind}, got {json.dumps(value)}")
+        _observed_limits(n, key, kind, value)
         fields.append((key, tuple(value) if isinstance(value, list) else value))
     if topic is None and any(k not in ("controller_epoch", "znode_empty") for k, _ in fields):
         raise TraceFormatError(f"line {n}: observe: partition fields need \"topic\" and \"partition\"")
@@ -1196,8 +1278,8 @@ def guess_format(text: str) -> str:
 
 def describe_partition(state: ClusterState, topic: str, partition: int, partial: Partition | None = None) -> str:
     p = partial if partial is not None else state.partition(topic, partition)
-    if p is None:  # DeleteTopic: the partition is gone
-        return "(deleted)"
+    if p is None:  # DeleteTopic: the partition is gone; or no logged CreatePartitions made it
+        return "(deleted)" if state.topic(topic) is None else "(no such partition)"
     text = (f"replicas={_fmt(p.replicas)} adding={_fmt(p.adding)} removing={_fmt(p.removing)} isr={_fmt(p.isr)} "
             f"leader={p.leader} leader_epoch={p.leader_epoch} partition_epoch={p.partition_epoch}")
     zk = state.zk

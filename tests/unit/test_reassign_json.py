@@ -42,7 +42,8 @@ from kreassign import cli
 
 broker_ids = st.integers(0, 2**31 - 1)
 replica_lists = st.lists(broker_ids, min_size=1, max_size=5, unique=True).map(tuple)
-topics = st.text(min_size=1, max_size=12)
+# topic names Kafka accepts (spec/kafka_limits.py: Topic.validate's [a-zA-Z0-9._-], not "." or "..")
+topics = st.text(alphabet="abcXYZ019._-", min_size=1, max_size=12).filter(lambda t: t not in (".", ".."))
 
 
 @st.composite
