@@ -201,3 +201,9 @@ def validate_state(state: _state.ClusterState) -> None:
                 raise DecodeError(f"{base}.leader_epoch", "negative epoch")
             if p.partition_epoch < 0:
                 raise DecodeError(f"{base}.partition_epoch", "negative epoch")
+    # names and numbers Kafka itself refuses (a topic name Kafka rejects, an id or epoch beyond int32)
+    from .kafka_limits import state_problem
+
+    problem = state_problem(state)
+    if problem is not None:
+        raise DecodeError(*problem)
