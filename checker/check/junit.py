@@ -1,6 +1,8 @@
 """`kreassign check --junit FILE`: the verdicts as JUnit XML, so that CI systems show them natively.
 
-One <testsuite> per profile, one <testcase> per profile x property:
+One <testsuite> per run, one <testcase> per run x property. A run is named as in the text and
+--json (checker/check/suite.py `run_names`: the profile, or e.g. `kraft-2p-rf3` for the default
+suite's second kraft run), so suite names and test case classnames are unique within a report:
 
 - holds: a passing test case;
 - a known finding: <skipped> with the finding's reason and its curated trace;
@@ -19,6 +21,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from kreassign.checker.check.run import HOLDS, KNOWN
+from kreassign.checker.check.suite import result_names
 from kreassign.checker.traces.format import TraceError, read_trace
 from kreassign.checker.traces.render import render_table
 
@@ -36,14 +39,14 @@ def _rendered(path: str | None) -> str:
         return f"(could not render {path}: {e})"
 
 
-def _case(suite: ET.Element, result: Any, name: str, verdict: Any, unexpected: set[str]) -> str:
+def _case(suite: ET.Element, result: Any, run: str, name: str, verdict: Any, unexpected: set[str]) -> str:
     """Add the test case; return its outcome: passed / failed / skipped."""
-    case = ET.SubElement(suite, "testcase", classname=f"kreassign.check.{result.profile}", name=name, time="0")
+    case = ET.SubElement(suite, "testcase", classname=f"kreassign.check.{run}", name=name, time="0")
     steps = f"{verdict.length} steps" if verdict.length is not None else "trace"
     if name in unexpected:
         where = verdict.counterexample or "no trace file"
         failure = ET.SubElement(case, "failure", type="unexpected-violation",
-                                message=f"{result.profile} violates {name} ({steps}): {where}")
+                                message=f"{run} violates {name} ({steps}): {where}")
         failure.text = f"counterexample: {where}\n\n{_rendered(verdict.counterexample)}\n"
         return "failed"
     if verdict.status == HOLDS:
@@ -63,9 +66,10 @@ def junit_xml(results: list[Any]) -> str:
     """The JUnit XML document for a list of CheckResults."""
     root = ET.Element("testsuites", name="kreassign check")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
-    for r in results:
-        suite = ET.SubElement(root, "testsuite", name=f"kreassign.check.{r.profile}", time=f"{r.seconds:.3f}")
+    for r, run in zip(results, result_names(results)):
+        suite = ET.SubElement(root, "testsuite", name=f"kreassign.check.{run}", time=f"{r.seconds:.3f}")
         props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="profile", value=str(r.profile))
         ET.SubElement(props, "property", name="engine", value=str(r.engine))
         ET.SubElement(props, "property", name="states", value=str(r.states))
         ET.SubElement(props, "property", name="depth", value=str(r.depth))
@@ -73,7 +77,7 @@ def junit_xml(results: list[Any]) -> str:
         counts = {"passed": 0, "failed": 0, "skipped": 0}
         unexpected = set(r.unexpected)
         for name, verdict in r.properties.items():
-            counts[_case(suite, r, name, verdict, unexpected)] += 1
+            counts[_case(suite, r, run, name, verdict, unexpected)] += 1
         suite.set("tests", str(len(r.properties)))
         suite.set("failures", str(counts["failed"]))
         suite.set("errors", "0")

@@ -97,6 +97,13 @@ class CheckResult:
     properties: dict[str, PropertyVerdict] = field(default_factory=dict)
     reduction: dict[str, Any] | None = None  # a reduced search (compositional): what was explored instead
     memory: dict[str, Any] | None = None  # the packed path's figures: bytes per stored state, table bytes
+    #: the run's name, unique within a `kreassign check` (checker/check/suite.py `run_names`): the profile,
+    #: or e.g. `kraft-2p-rf3` for the default suite's second kraft run; None: the profile
+    run: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.run or self.profile
 
     @property
     def unexpected(self) -> list[str]:
@@ -104,6 +111,7 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "name": self.name,
             "profile": self.profile,
             "engine": self.engine,
             "bounds": self.bounds,
@@ -380,8 +388,12 @@ def check_model(
     explorer: Search | Callable[..., ExploreResult] | None = None,
     engine: str = "embedded",
     engine_options: EngineOptions = DEFAULT_ENGINE,
+    run: str | None = None,
 ) -> CheckResult:
     """Explore one profile at the given bounds and classify every property.
+
+    `run` names the run (CheckResult.run; checker/check/suite.py): its counterexample files are
+    `<run>__<property>.json`, so two runs of one profile never write the same file.
 
     `engine_options` (config/engine_options.py) are `check`'s engine flags (--no-fast, --no-kernel,
     --workers, --subsume, --compositional); the default is the default run.
@@ -402,7 +414,7 @@ def check_model(
                                             explorer=explorer, engine_options=engine_options)
     check = CheckResult(profile, engine, model.describe(), result.states, result.transitions, result.depth,
                         0.0, result.complete, reduction=result.reduction,
-                        memory=_memory(result))
+                        memory=_memory(result), run=run)
     for prop in model.properties():
         if prop.kind == SOMETIMES:
             status = HOLDS if prop.name in result.examples else VIOLATED
@@ -437,7 +449,7 @@ def check_model(
             trace = trace_from_path(small_model, model_kind, prop.name, kind, path, loop_start=loop, engine=engine,
                                     description=prop.description)
             trace.found_at = verdict.found_at
-            verdict.counterexample = os.path.join(out_dir, f"{profile}__{prop.name}.json")
+            verdict.counterexample = os.path.join(out_dir, f"{check.name}__{prop.name}.json")
             write_trace(trace, verdict.counterexample)
     check.seconds = time.perf_counter() - started
     return check

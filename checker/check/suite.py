@@ -6,6 +6,10 @@ counterexamples and the benchmarks start from the same bounds.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from kreassign.checker.config.bounds import Bounds
 
 #: the default suite: small bounds per profile, well under a minute in all on 2 cores
@@ -24,12 +28,67 @@ LARGER_SUITE: tuple[tuple[str, Bounds], ...] = (
 )
 
 
-def suite_label(profile: str, bounds: dict) -> str:
-    """A suite column's name: the profile, and its shape when it is not the profile's default bounds."""
+#: the bound keys a run's name shows when they differ from its profile's default bounds
+SHAPE_KEYS = (("partitions", "{}p"), ("rf", "rf{}"), ("brokers", "b{}"))
+
+
+def _bound(bounds: Any, key: str) -> Any:
+    """A bound of a run, from Bounds (a plan) or the dict a result describes its model with."""
+    if isinstance(bounds, Mapping):
+        return bounds.get(key)
+    return getattr(bounds, key, None)
+
+
+def suite_label(profile: str, bounds: Any) -> str:
+    """The name of one of several runs of a profile: the profile, followed by its shape when that is not
+    the profile's default bounds, e.g. `kraft-2p-rf3` for kraft with two partitions at RF 3 (only the
+    partitions, rf and brokers that differ are named)."""
     default = DEFAULT_SUITE.get(profile)
-    if default is None or all(bounds.get(k) == getattr(default, k) for k in ("brokers", "partitions", "rf")):
+    if default is None or bounds is None:
         return profile
-    return f"{profile} ({bounds.get('partitions')}p rf{bounds.get('rf')} b{bounds.get('brokers')})"
+    parts = []
+    for key, form in SHAPE_KEYS:
+        have = _bound(bounds, key)
+        if have is not None and have != getattr(default, key):
+            parts.append(form.format(have))
+    return "-".join([profile, *parts])
+
+
+def _unique(labels: Iterable[str]) -> list[str]:
+    """`#2`, `#3`, ... after a label an earlier one already has (`kraft#2`)."""
+    names: list[str] = []
+    for base in labels:
+        label, n = base, 1
+        while label in names:
+            n += 1
+            label = f"{base}#{n}"
+        names.append(label)
+    return names
+
+
+def _labels(runs: list[tuple[str, Any]]) -> list[str]:
+    """A profile run once is named by the profile alone (its files stay `<profile>__<property>.json`);
+    a profile run more than once by its `suite_label`."""
+    times = Counter(profile for profile, _ in runs)
+    return [profile if times[profile] == 1 else suite_label(profile, bounds) for profile, bounds in runs]
+
+
+def run_names(runs: Iterable[tuple[str, Any]]) -> list[str]:
+    """A unique, readable name for each (profile, bounds) run, in order: the profile when it runs once,
+    else its `suite_label` (the default suite's two kraft runs are `kraft` and `kraft-2p-rf3`), and
+    `#2`, `#3`, ... after a name an earlier run already has (the same profile twice at one shape).
+
+    The name is what the text table, --json (`name`, next to `profile`), JUnit (suite names and test
+    case classnames) and the counterexample files (`<name>__<property>.json`) call a run."""
+    return _unique(_labels(list(runs)))
+
+
+def result_names(results: Iterable[Any]) -> list[str]:
+    """The names of finished runs: each result's own (`CheckResult.run`, set by `kreassign check`), or
+    the `run_names` of their profiles and bounds for results made without one; unique either way."""
+    results = list(results)
+    made = _labels([(r.profile, r.bounds) for r in results])
+    return _unique(getattr(r, "run", None) or label for r, label in zip(results, made))
 
 
 def _quota_bounds(profile: str):

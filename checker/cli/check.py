@@ -28,7 +28,7 @@ from kreassign.checker.check.run import (
     check_model,
 )
 from kreassign.checker.check.search import Search
-from kreassign.checker.check.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, suite_label
+from kreassign.checker.check.suite import DEFAULT_SUITE, LARGER_SUITE, QUOTA_SUITE, result_names, run_names
 from kreassign.checker.config.bound_flags import add_bound_arguments, bound_overrides
 from kreassign.checker.config.bounds import Bounds, ConfigError, bounds_from_mapping, load_config
 from kreassign.checker.config.engine_options import EngineOptions
@@ -179,7 +179,7 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
 
 
 def run_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Any = None,
-            progress: Any = None, options: EngineOptions | None = None) -> CheckResult:
+            progress: Any = None, options: EngineOptions | None = None, run: str | None = None) -> CheckResult:
     kind = model_kind(profile)
     if kind == QUOTA and bounds is None:
         from kreassign.checker.models.quota import default_quota_bounds
@@ -198,6 +198,7 @@ def run_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Any =
         progress=progress,
         symmetry=args.symmetry,
         engine_options=options if options is not None else engine_options(args),
+        run=run,
     )
 
 
@@ -220,29 +221,26 @@ def report(results: list[CheckResult]) -> str:
             if n not in names:
                 names.append(n)
     rows = [[n] + [_cell(r.properties[n]) if n in r.properties else "" for r in results] for n in names]
-    table = tabulate(rows, headers=["property"] + [suite_label(r.profile, r.bounds) for r in results],
-                     tablefmt="simple")
+    runs = result_names(results)  # unique per run (checker/check/suite.py), as in --json and --junit
+    table = tabulate(rows, headers=["property"] + runs, tablefmt="simple")
     summary = tabulate(
-        [[suite_label(r.profile, r.bounds), f"{r.states:,}", f"{r.transitions:,}", r.depth, f"{r.seconds:.2f}"] for r in results],
-        headers=["profile", "states", "transitions", "depth", "seconds"],
+        [[run, f"{r.states:,}", f"{r.transitions:,}", r.depth, f"{r.seconds:.2f}"] for r, run in zip(results, runs)],
+        headers=["run", "states", "transitions", "depth", "seconds"],
         tablefmt="simple",
     )
     lines = [table, "", summary]
-    for r in results:
+    for r, run in zip(results, runs):
         if r.reduction is not None:  # the counts above are the projections', not the whole cluster's
             parts = "; ".join(f"partitions {','.join(map(str, p['partitions']))}: {p['states']:,} states"
                               for p in r.reduction["projections"])
-            lines.append(f"{r.profile}: {r.reduction['mode']} — one search per distinct partition ({parts})")
-    files = [(r.profile, n, v.counterexample) for r in results for n, v in r.properties.items()
+            lines.append(f"{run}: {r.reduction['mode']} — one search per distinct partition ({parts})")
+    files = [(run, n, v) for r, run in zip(results, runs) for n, v in r.properties.items()
              if v.status in (VIOLATED, KNOWN) and v.counterexample]
     if files:
         lines.append("")
-        lines += [f"{'VIOLATED' if r_status(results, p, n) == VIOLATED else 'known'} {p} {n}: {f}" for p, n, f in files]
+        lines += [f"{'VIOLATED' if v.status == VIOLATED else 'known'} {run} {n}: {v.counterexample}"
+                  for run, n, v in files]
     return "\n".join(lines)
-
-
-def r_status(results: list[CheckResult], profile: str, name: str) -> str:
-    return next(r.properties[name].status for r in results if r.profile == profile)
 
 
 def _limits(args: argparse.Namespace) -> RunLimits:
@@ -253,11 +251,11 @@ def _limits(args: argparse.Namespace) -> RunLimits:
 
 
 def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Search,
-               options: EngineOptions) -> CheckResult:
+               options: EngineOptions, run: str | None = None) -> CheckResult:
     """One profile, with its failures mapped onto the exit-code contract."""
-    reporter = explorer.reporter = ProgressReporter(profile, interval=args.progress_interval)
+    reporter = explorer.reporter = ProgressReporter(run or profile, interval=args.progress_interval)
     try:
-        result = run_one(profile, bounds, args, explorer, reporter, options)
+        result = run_one(profile, bounds, args, explorer, reporter, options, run=run)
     except KreassignError:
         raise
     except ModuleNotFoundError as e:
@@ -356,9 +354,9 @@ def _run(args: argparse.Namespace) -> int:
     explorer = _explorer(args, limits)
     results: list[CheckResult] = []
     interrupted = None
-    for profile, bounds in plan:
+    for (profile, bounds), name in zip(plan, run_names(plan)):  # unique names: the suite runs kraft twice
         try:
-            results.append(_check_one(profile, bounds, args, explorer, options))
+            results.append(_check_one(profile, bounds, args, explorer, options, name))
             results[-1].spark = (getattr(explorer.engine, "runs", None) or [None])[-1]  # where Spark ran it
         except KeyboardInterrupt as e:
             if isinstance(e, Interrupted):
@@ -381,7 +379,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if results:
             print(report(results))
-        stopped = [f"{r.profile}: incomplete, stopped by {r.stopped}" for r in results if getattr(r, "stopped", None)]
+        stopped = [f"{r.name}: incomplete, stopped by {r.stopped}" for r in results if getattr(r, "stopped", None)]
         for line in stopped:
             print(line)
     if interrupted:

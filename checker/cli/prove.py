@@ -1,9 +1,18 @@
 """`kreassign prove`: z3 proofs of the set-level properties for every cluster size, and quota bounds.
 
 Prints a table of property, profile, cluster sizes, verdict (proved / refuted with the
-counterexample file / unknown) and seconds, or `--json`. Exit code 0 when every refuted
-property is a known violation (spec/findings.py) and no known violation is proved
-(which would mean the encoding is wrong), 1 otherwise, 2 for usage errors, 130 when
+counterexample file / unknown) and seconds, or `--json`, then one summary line in the form
+`kreassign check` ends with (`summary_line`):
+
+    12 properties proved, 26 refuted as declared findings, 0 unexpected, 5 unknown — exit 0
+
+Each verdict is classified against spec/findings.py as `check` classifies a violation
+(checker/z3/results.py): a refutation is a declared finding when that finding's signature
+matches its counterexample, and is unexpected otherwise; a proof of a property with a
+finding declared within the proved sizes is a finding missing (which would mean the
+encoding or the declaration is wrong). Exit codes (kreassign/errors.py): 0 when every
+refutation is a declared finding of its profile (at the encoded release, for kraft) and no
+finding is missing, 1 otherwise (each one is named), 2 for usage errors, 130 when
 interrupted (Ctrl-C reaches Python even while z3 solves; see `_interruptible`).
 """
 
@@ -20,10 +29,11 @@ import time
 
 from kreassign.checker.z3.prove import ALL_PROFILES, PROVED, REFUTED, prove
 from kreassign.checker.z3.reassign import TARGET_MODES
+from kreassign.checker.z3.results import FINDING_MISSING, INVARIANT, KNOWN, VIOLATED, ProofResult
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
 from tabulate import tabulate
 
-from kreassign.errors import UsageError
+from kreassign.errors import FINDING, OK, UsageError
 from kreassign.interrupts import reliable_ctrl_c
 from kreassign.outputs import check_out_dir
 
@@ -120,6 +130,47 @@ def _interruptible():
         z3.set_param("ctrl_c", True)
 
 
+def summary_line(results: list[ProofResult], exit_code: int) -> str:
+    """`P properties proved, K refuted as declared findings, U unexpected, N unknown[, kraft at ...] — exit E`.
+
+    One fixed form whatever the counts, as `check`'s (checker/check/progress.py): unexpected counts the
+    refutations no declared finding matches and the proofs whose declared finding is missing, exactly
+    what makes the exit code 1; the strengthening rows (inductive_invariant) are not properties."""
+    rows = [r for r in results if r.property != INVARIANT]
+    proved = sum(r.verdict == PROVED and not r.unexpected for r in rows)
+    known = sum(r.status == KNOWN for r in rows)
+    unexpected = sum(r.unexpected for r in rows)
+    unknown = len(rows) - proved - known - unexpected
+    kraft = next((r.encodes for r in results if r.profile == "kraft" and r.encodes), None)
+    return (f"{proved} properties proved, {known} refuted as declared findings, {unexpected} unexpected, "
+            f"{unknown} unknown" + (f", kraft at {kraft}" if kraft else "") + f" — exit {exit_code}")
+
+
+def _verdict(r: ProofResult) -> str:
+    """The verdict cell: the verdict, the counterexample file, and what spec/findings.py makes of it."""
+    if r.verdict == REFUTED:
+        text = f"refuted ({r.counterexample})" if r.counterexample else "refuted"
+        if r.status == KNOWN:
+            return f"{text}  known: {', '.join(r.findings)}"
+        return f"{text}  UNEXPECTED"
+    if r.status == FINDING_MISSING:
+        return f"{r.verdict}  FINDING MISSING ({', '.join(r.missing)})"
+    return r.verdict
+
+
+def _why(r: ProofResult) -> str:
+    """One line naming an unexpected verdict and why it fails the run."""
+    where = f" ({r.counterexample})" if r.counterexample else ""
+    if r.status == VIOLATED:
+        declared = [f.name for f in r.declared()]
+        return (f"UNEXPECTED {r.profile} {r.property}: refuted{where}; "
+                + (f"no declared finding ({', '.join(declared)}) matches the counterexample" if declared
+                   else "spec/findings.py declares no finding: the profile promises it"))
+    span = "" if r.brokers is None else f" for {r.brokers[0]}..{r.brokers[1]} brokers"
+    return (f"FINDING MISSING {r.profile} {r.property}: proved{span}, but spec/findings.py declares "
+            f"{', '.join(r.missing)} there")
+
+
 def run(args: argparse.Namespace) -> int:
     profiles = args.profiles or list(ALL_PROFILES)
     for p in profiles:
@@ -143,27 +194,22 @@ def run(args: argparse.Namespace) -> int:
                         properties=args.properties, out_dir=args.out, progress=progress)
     total = time.perf_counter() - started
     unexpected = [r for r in results if r.unexpected]
+    code = FINDING if unexpected else OK
+    summary = summary_line(results, code)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results], "seconds": round(total, 3),
-                          "unexpected": [f"{r.profile}:{r.property}" for r in unexpected]}, indent=1))
+                          "unexpected": [f"{r.profile}:{r.property}" for r in unexpected],
+                          "exit_code": code, "summary": summary}, indent=1))
+        print(summary, file=sys.stderr)
     else:
         rows = []
         for r in results:
             span = "" if r.brokers is None else (f"{r.brokers[0]}" if r.brokers[0] == r.brokers[1]
                                                  else f"{r.brokers[0]}..{r.brokers[1]}")
-            verdict = r.verdict
-            if r.verdict == REFUTED:
-                verdict = f"refuted ({r.counterexample})" if r.counterexample else "refuted"
-                verdict += "" if r.known else "  UNEXPECTED"
-            elif r.verdict == PROVED and r.known:
-                verdict += f"  UNEXPECTED (known violation {r.known})"
-            rows.append([r.property, r.profile, span, verdict, f"{r.seconds:.2f}", r.note])
+            rows.append([r.property, r.profile, span, _verdict(r), f"{r.seconds:.2f}", r.note])
         print(tabulate(rows, headers=["property", "profile", "brokers", "verdict", "seconds", "note"]))
-        print(f"\n{len(results)} results in {total:.1f}s: "
-              f"{sum(r.verdict == PROVED for r in results)} proved, "
-              f"{sum(r.verdict == REFUTED for r in results)} refuted, "
-              f"{sum(r.verdict not in (PROVED, REFUTED) for r in results)} unknown")
+        print(f"\n{len(results)} results in {total:.1f}s")
         for r in unexpected:
-            print(f"UNEXPECTED {r.profile} {r.property}: {r.verdict}"
-                  + (f" ({r.counterexample})" if r.counterexample else ""))
-    return 1 if unexpected else 0
+            print(_why(r))
+        print(summary)
+    return code

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import z3
-
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.z3.encoding import bind, fast_and, fast_check
 

@@ -26,6 +26,12 @@ counterexamples are re-executed by the explorer's model at that release with ELR
 (`profiles.reference_model`), their trace files record both (bounds `kafka_version`, `elr`)
 so that `replay` reproduces them, and a verdict is classified by that release's findings
 (spec/findings.py declares kraft's per release). Each result carries the release.
+
+A refutation is classified as `kreassign check` classifies a violation: each finding the profile
+declares for the property at that release is asked whether its signature matches the
+counterexample's violating state or edge (`results.matching`); a refutation none matches is
+unexpected, like a proof of a property with a finding declared within the proved sizes
+(results.py).
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from kreassign.checker.z3.reassign import (
     FAILOVER,
     REASSIGN,
 )
-from kreassign.checker.z3.results import INVARIANT, PROVED, REFUTED, UNKNOWN, ProofResult, encodes
+from kreassign.checker.z3.results import INVARIANT, PROVED, REFUTED, UNKNOWN, ProofResult, encodes, matching
 from kreassign.spec.properties import ALWAYS, TRANSITION
 from kreassign.spec.reassign_properties import PROPERTIES as REASSIGN_PROPERTIES
 
@@ -166,9 +172,10 @@ def prove_reassignment(
                                     kafka_version=kafka_version)
         seconds = time.perf_counter() - started
         if found is not None:
-            n, file, steps = found
+            n, file, steps, violation = found
             results.append(result(name, profile, (n, n), REFUTED, seconds, file,
-                                  note=f"{steps} step(s), replayed against the reference"))
+                                  note=f"{steps} step(s), replayed against the reference",
+                                  findings=matching(profile, name, release, violation)))
         else:
             results.append(result(name, profile, None, UNKNOWN, seconds,
                                   note=f"not inductive with the lemmas, no counterexample up to "
@@ -218,14 +225,22 @@ def _prove_one(name: str, systems: _Systems, state_props: dict, edge_props: dict
 def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",
                         max_attempts: int = 20, variant: tuple[type, Any] | None = None,
                         max_depth: int | None = None, budget_s: float | None = None,
-                        kafka_version: str | None = None) -> tuple[int, str | None, int] | None:
-    """Bounded model checking from the explorer's initial state; (brokers, trace file, steps) or None.
-    Kraft: at the release `kafka_version` (None: the encoded one), re-executed with ELR off."""
+                        kafka_version: str | None = None) -> tuple[int, str | None, int, tuple] | None:
+    """Bounded model checking from the explorer's initial state; (brokers, trace file, steps, violation)
+    or None, where violation is what a finding's signature is asked about: the violating state (an
+    `always` property) or edge (prev, label, next). Kraft: at the release `kafka_version` (None: the
+    encoded one), re-executed with ELR off.
+
+    Like `check`, which reports the shortest violation no declared finding explains: at the first
+    length with a violation, a path a finding's signature matches is kept while the search goes on
+    (up to `max_attempts` paths of that length) for one none matches, which is returned instead."""
     prop = next(p for p in REASSIGN_PROPERTIES if p.name == prop_name)
+    name = profile if kafka_version is None else f"{profile}@{kafka_version}"  # of the trace file
     deadline = time.perf_counter() + (budget_s if budget_s is not None else BMC_BUDGET_S)
     for n in BMC_BROKERS:
         kw = {"targets": targets, "epochs": True, "exact_rf": targets == "rf"}
         enc = variant[0](n, **kw) if variant else encoding(profile, n, kafka_version=kafka_version, **kw)
+        release = enc.KAFKA_VERSION if enc.profile == "kraft" else None  # the findings' release
         state_props, edge_props = enc.state_properties(), enc.edge_properties()
         bmc = Bmc(enc, init=enc.init_explorer)
         s0 = bmc.states[0]
@@ -241,24 +256,31 @@ def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", ou
                 bad = z3.Not(edge_props[prop_name](bmc.states[depth - 1], bmc.actions[depth - 1],
                                                    bmc.states[depth], bmc.labels[depth - 1]))
             blocked: list[z3.BoolRef] = []
+            known = None  # the first path of this length that a declared finding explains
             for _ in range(max_attempts):
                 model = bmc.find(depth, bad, blocked)
                 if model is None:
                     break
-                for prefer in preferences[:-1]:  # a path of this length exists: prefer a default-like one
+                for prefer in preferences[:-1] if known is None else ():  # prefer a default-like path
                     better = bmc.find(depth, bad, blocked + prefer)
                     if better is not None:
                         model = better
                         break
                 path = _concrete_path(variant[1] if variant else profile, enc, bmc, model, depth, targets,
                                       kafka_version)
-                if path is not None:
+                if path is not None and _violates(path[0], prop, path[1]):
                     rm, steps = path
-                    if _violates(rm, prop, steps):
-                        file = _write(profile if kafka_version is None else f"{profile}@{kafka_version}",
-                                      prop, rm, steps, out_dir, replayable=variant is None)
-                        return n, file, depth
+                    violation = ((steps[-1][0],) if prop.kind == ALWAYS
+                                 else (steps[-2][0], steps[-1][1], steps[-1][0]))
+                    if not matching(profile, prop_name, release, violation):
+                        return n, _write(name, prop, rm, steps, out_dir, replayable=variant is None), depth, violation
+                    # a declared finding: look on among the paths of this length for one no finding explains
+                    # (the shortest unexpected violation is what `check` reports), else report this one
+                    known = known or (rm, steps, violation)
                 blocked.append(bmc.block(model, depth))
+            if known is not None:
+                rm, steps, violation = known
+                return n, _write(name, prop, rm, steps, out_dir, replayable=variant is None), depth, violation
     return None
 
 

@@ -35,9 +35,19 @@ from fractions import Fraction
 from typing import Any
 
 import z3
+from kreassign.checker.z3.encoding import (
+    BOOL,
+    ENUM,
+    INT,
+    REAL,
+    Encoding,
+    Field,
+    Vars,
+    bind,
+    fast_check,
+    real_val,
+)
 from kreassign.spec import quota as Q
-
-from kreassign.checker.z3.encoding import BOOL, ENUM, INT, REAL, Encoding, Field, Vars, bind, fast_check, real_val
 
 TICK, SEND, RETRY, QUOTA = range(4)
 KIND_NAMES = {TICK: "QuotaTick", SEND: "ClientSendMutation", RETRY: "ClientRetryAfterThrottle",
@@ -521,7 +531,7 @@ class _Result:
 def prove_quota(profile: str, *, properties: Sequence[str] | None = None, out_dir: str | None = "kreassign-out",
                 progress: Callable[[str], None] | None = None) -> list:
     """Prove or refute the quota properties of `kip599` / `kip599-draft` for all parameters."""
-    from kreassign.checker.z3.results import INVARIANT, PROVED, REFUTED, UNKNOWN, ProofResult
+    from kreassign.checker.z3.results import INVARIANT, PROVED, REFUTED, UNKNOWN, ProofResult, matching
 
     say = progress or (lambda _m: None)
     wanted = [p for p in QUOTA_PROPERTY_NAMES if properties is None or p in properties]
@@ -557,10 +567,11 @@ def prove_quota(profile: str, *, properties: Sequence[str] | None = None, out_di
                 continue
         if name == Q.LARGE_TOPIC_EVENTUALLY_ADMITTED:
             if profile == "kip599-draft" and topic.get("large_never_admitted"):
-                file = _write_starvation(profile, out_dir)
+                file, loop = _write_starvation(profile, out_dir)
                 results.append(ProofResult(name, profile, None, REFUTED, time.perf_counter() - started, file,
                                            note="proved for all parameters: the draft never admits a strict topic "
-                                                "larger than the burst (tokens ≤ burst); lasso replayed"))
+                                                "larger than the burst (tokens ≤ burst); lasso replayed",
+                                           findings=matching(profile, name, None, (), loop=loop)))
             else:
                 results.append(ProofResult(name, profile, None, UNKNOWN, time.perf_counter() - started,
                                            note="liveness (AG EF): checked by the explorer only"))
@@ -574,11 +585,11 @@ def prove_quota(profile: str, *, properties: Sequence[str] | None = None, out_di
                      else "; not proved for strict requests alone")
         seconds = time.perf_counter() - started
         if found is not None:
-            file, steps, cfg = found
+            file, steps, cfg, violation = found
             results.append(ProofResult(name, profile, None, REFUTED, seconds, file,
                                        note=f"{steps} step(s) at rate {Q.format_number(cfg.rate)}/s, burst "
                                             f"{Q.format_number(cfg.burst)}; replayed against the reference"
-                                            + extra))
+                                            + extra, findings=matching(profile, name, None, violation)))
         else:
             results.append(ProofResult(name, profile, None, UNKNOWN, seconds, note="no counterexample found"))
     return results
@@ -594,7 +605,8 @@ MAX_SIZE = 4
 
 def refute_quota(profile: str, prop_name: str, *, out_dir: str | None = "kreassign-out", max_depth: int = 4,
                  max_attempts: int = 10):
-    """A shortest counterexample over the grid: (trace file, steps, config) or None."""
+    """A shortest counterexample over the grid: (trace file, steps, config, violation) or None; violation is
+    the violating state or edge (prev, action, next), what a finding's signature is asked about."""
     from kreassign.checker.z3.encoding import Bmc
 
     for rate, samples, window in GRID:
@@ -625,7 +637,7 @@ def refute_quota(profile: str, prop_name: str, *, out_dir: str | None = "kreassi
                 actions = [enc.concrete_action(enc.read(enc.ACTION, model, a)) for a in bmc.actions[:depth]]
                 found = _replay_quota(profile, prop_name, actions, rate, samples, window, out_dir)
                 if found is not None:
-                    return found[0], depth, found[1]
+                    return found[0], depth, found[1], found[2]
                 blocked.append(bmc.block(model, depth))
     return None
 
@@ -655,7 +667,7 @@ def _interval_bad(enc: QuotaEncoding, bmc, depth: int) -> z3.BoolRef:
 def _replay_quota(profile: str, prop_name: str, actions: list, rate: Fraction, samples: int, window: int,
                   out_dir: str | None):
     """Run the actions through the quota model of a configuration naming exactly them; keep the path only
-    if the property fails there, write it and check that `replay` reproduces it."""
+    if the property fails there, write it and check that `replay` reproduces it: (file, config, violation)."""
     from kreassign.checker.models.quota import QuotaModel, QuotaModelConfig
     from kreassign.checker.traces.format import trace_from_path
 
@@ -681,22 +693,19 @@ def _replay_quota(profile: str, prop_name: str, actions: list, rate: Fraction, s
     prop = next((p for p in model.properties() if p.name == prop_name), None)
     if prop is None:
         return None
-    if prop.kind == "always":
-        violated = not prop.predicate(path[-1][0])
-    else:
-        violated = not prop.predicate(path[-2][0], path[-1][1], path[-1][0])
-    if not violated:
+    violation = (path[-1][0],) if prop.kind == "always" else (path[-2][0], path[-1][1], path[-1][0])
+    if prop.predicate(*violation):
         return None
     trace = trace_from_path(model, "quota", prop_name, prop.kind, path, engine="z3", description=prop.description)
     file = _save(trace, profile, prop_name, out_dir)
-    return file, cfg
+    return file, cfg, violation
 
 
 def _save(trace, profile: str, prop_name: str, out_dir: str | None) -> str | None:
     import tempfile
 
-    from kreassign.checker.traces.replay import replay
     from kreassign.checker.traces.format import read_trace, write_trace
+    from kreassign.checker.traces.replay import replay
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = out_dir or tmp
@@ -708,9 +717,10 @@ def _save(trace, profile: str, prop_name: str, out_dir: str | None) -> str | Non
         return path if out_dir else None
 
 
-def _write_starvation(profile: str, out_dir: str | None) -> str | None:
+def _write_starvation(profile: str, out_dir: str | None) -> tuple[str | None, list]:
     """The draft's starvation as a lasso: from the initial state of the `small` configuration (burst 2,
-    a strict topic of 3), time passes and nothing else can happen to the large topic."""
+    a strict topic of 3), time passes and nothing else can happen to the large topic. (file, the states
+    of the lasso's loop)."""
     from kreassign.checker.models.quota import quota_model
     from kreassign.checker.traces.format import trace_from_path
 
@@ -721,7 +731,7 @@ def _write_starvation(profile: str, out_dir: str | None) -> str | None:
     prop = next(p for p in model.properties() if p.name == Q.LARGE_TOPIC_EVENTUALLY_ADMITTED)
     trace = trace_from_path(model, "quota", prop.name, prop.kind, [(init, None), (nxt, tick)], engine="z3",
                             description=prop.description, loop_start=0)
-    return _save(trace, profile, prop.name, out_dir)
+    return _save(trace, profile, prop.name, out_dir), [init, nxt]
 
 
 __all__ = ["KIND_NAMES", "QUOTA_PROPERTY_NAMES", "QuotaEncoding", "prove_quota", "prove_topic_induction",

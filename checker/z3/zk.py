@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 import z3
-
 from kreassign.checker.z3.encoding import BOOL, ENUM, SET, Field, Vars, mask, onehot, subset
 from kreassign.checker.z3.reassign import (
     CANCEL,
