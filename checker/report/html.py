@@ -257,10 +257,11 @@ def check_report(results: list[Any]) -> str:
     verdicts, traces = [], []
     for r in results:
         for name, v in r.properties.items():
-            verdicts.append((r.profile, name, v.status))
+            run = getattr(r, "name", r.profile)  # a profile run twice (other bounds) has a name of its own
+            verdicts.append((run, name, v.status))
             if v.counterexample and os.path.exists(v.counterexample):
                 try:
-                    traces.append((f"{r.profile}__{name}", read_trace(v.counterexample)))
+                    traces.append((f"{run}__{name}", read_trace(v.counterexample)))
                 except TraceError:
                     continue
     return traces_report(traces, "kreassign check", verdicts)
