@@ -2,6 +2,7 @@
 
     python bench/anchor.py                       # every configuration, as a table
     python bench/anchor.py --config N6_fail --json
+    python bench/anchor.py --quick               # N4_nofail and N4_fail only: a smoke run
 
 Each configuration is explored twice: once for the time, once under tracemalloc for the
 peak memory (numpy reports its buffers to tracemalloc), so tracing does not slow the
@@ -84,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=list(CONFIGS), help="one configuration (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per configuration")
+    parser.add_argument("--quick", action="store_true", help="the two smallest configurations, N4_nofail and N4_fail")
     args = parser.parse_args(argv)
-    configs = [args.config] if args.config else list(CONFIGS)
+    configs = [args.config] if args.config else ["N4_nofail", "N4_fail"] if args.quick else list(CONFIGS)
     if args.json:
         for config in configs:
             r = run(config)

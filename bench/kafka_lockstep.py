@@ -2,6 +2,7 @@
 
     python bench/kafka_lockstep.py                  # the default kraft configuration, and a larger one
     python bench/kafka_lockstep.py --config default --json
+    python bench/kafka_lockstep.py --quick          # the small configuration only: a smoke run
 
 For each configuration: the reference alone (the embedded BFS), then the same exploration in
 lockstep with Kafka's controller in one JVM (`--impl kafka`, docs/kafka.md): states, transitions
@@ -31,6 +32,7 @@ CONFIGS = {
     "elections": Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=2, failovers=1,
                         elections=("PREFERRED", "UNCLEAN")),
     "rf3": Bounds(brokers=4, rf=3, reassigns=1, cancels=1, failures=1),
+    "small": Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1),  # --quick
 }
 
 
@@ -65,8 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", choices=list(CONFIGS), action="append")
     parser.add_argument("--metadata-version", default="3.9-IV0")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="the small configuration only")
     args = parser.parse_args(argv)
-    rows = [run(n, CONFIGS[n], args.metadata_version) for n in (args.config or ["default", "elections"])]
+    names = args.config or (["small"] if args.quick else ["default", "elections"])
+    rows = [run(n, CONFIGS[n], args.metadata_version) for n in names]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

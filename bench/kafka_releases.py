@@ -2,7 +2,8 @@
 
     python bench/kafka_releases.py                          # every release, default kraft bounds and b4 rf3 f1
     python bench/kafka_releases.py --release 4.4.0 --config default --json
-    python bench/kafka_releases.py --quick                  # small bounds only (what CI's tests run)
+    python bench/kafka_releases.py --quick                  # small bounds, the newest release only: a smoke run
+    python bench/kafka_releases.py --config small           # small bounds on every release
 
 For each release and configuration: the reference alone (states), then the same exploration in
 lockstep with that release's controller (states, transitions compared, mismatches, seconds). The
@@ -72,15 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--release", action="append", help="a release (repeatable; default: every release of the matrix)")
     p.add_argument("--config", action="append", choices=sorted(CONFIGS), help="repeatable (default: default, b4r3f1)")
-    p.add_argument("--quick", action="store_true", help="the small configuration only")
+    p.add_argument("--quick", action="store_true",
+                   help="the small configuration on the newest release only (unless --release/--config say otherwise)")
     p.add_argument("--elr", choices=("on", "off", "both"), default="both",
                    help="eligible leader replicas: off, on (where the release has it), or both (default)")
     p.add_argument("--before", action="store_true",
                    help="against the reference as it was before it followed the releases (3.9's rules, no ELR)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    versions = args.release or [r.version for r in kafka_releases.RELEASES]
-    configs = ["small"] if args.quick else (args.config or ["default", "b4r3f1"])
+    versions = args.release or ([kafka_releases.NEWEST] if args.quick else [r.version for r in kafka_releases.RELEASES])
+    configs = args.config or (["small"] if args.quick else ["default", "b4r3f1"])
     rows = []
     for v in versions:
         latest = kafka_releases.release(v).latest_production

@@ -3,6 +3,7 @@
 Prints partitions, distinct shapes (the deduplication), states, wall seconds and CPU seconds
 (this process and its workers), so that a loaded machine can be told apart from a slow run.
 Usage: python bench/plan_bench.py [--scale 1] [--jobs 2] [--profile kraft]
+       python bench/plan_bench.py --quick      # --scale 0.05 (13 partitions): a smoke run
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ def cpu() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", type=float, default=1.0, help="partition counts × this (1 = 200 partitions)")
+    ap.add_argument("--scale", type=float, help="partition counts × this (default 1 = 200 partitions; --quick 0.05)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--profile", default="kraft")
     ap.add_argument("--failures", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="--scale 0.05: one or two partitions per topic")
     args = ap.parse_args()
+    if args.scale is None:
+        args.scale = 0.05 if args.quick else 1.0
     topics = [(n, max(1, round(c * args.scale)), rf) for n, c, rf in plan_cluster.TOPICS]
     current, plan, describe = plan_cluster.cluster(topics)
     with tempfile.TemporaryDirectory() as d:

@@ -3,6 +3,7 @@
     python bench/prove_times.py                      # the full run: every profile, brokers 3..32
     python bench/prove_times.py --widths 4,8,16,32   # also: Houdini's cost per width and profile
     python bench/prove_times.py --profile zk --max-brokers 16
+    python bench/prove_times.py --quick              # kraft, brokers 3..4, Houdini at width 4: a smoke run
 
 Prints figures, never asserts on time (bench/ convention). Each row of the first table is
 one verdict: a proof (its own base case and inductive step, or one step under the
@@ -26,9 +27,14 @@ from tabulate import tabulate
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", action="append", dest="profiles", metavar="P")
-    parser.add_argument("--max-brokers", type=int, default=32)
-    parser.add_argument("--widths", default="", help="comma-separated bit-widths to time Houdini at")
+    parser.add_argument("--max-brokers", type=int, help="default: 32 (with --quick 4)")
+    parser.add_argument("--widths", help="comma-separated bit-widths to time Houdini at (default: none; --quick 4)")
+    parser.add_argument("--quick", action="store_true", help="the kraft profile, brokers 3..4, Houdini at width 4")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.profiles = args.profiles or ["kraft"]
+    args.max_brokers = args.max_brokers or (4 if args.quick else 32)
+    args.widths = args.widths if args.widths is not None else ("4" if args.quick else "")
     profiles = args.profiles or list(ALL_PROFILES)
     import z3
 

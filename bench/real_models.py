@@ -6,6 +6,8 @@
     python bench/real_models.py --memory                     # also bytes/state and table size
     python bench/real_models.py --reference-too              # also kreassign --no-kernel (the reference tabulates)
     python bench/real_models.py --no-tlc --baseline /tmp/basevenv/bin/python   # against another installation
+    python bench/real_models.py --quick                      # default config, 1 worker, --memory --reference-too;
+                                                             # TLC too if found, else its column is skipped
 
 For each configuration of ../shared/anchor-kraft (KraftReassign.tla, the TLA+ twin of
 `kreassign check --profile kraft`), TLC runs on the twin and `kreassign check --no-liveness
@@ -121,7 +123,7 @@ def median_run(fn, rounds: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", action="append", choices=sorted(CONFIGS))
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--workers", type=int, nargs="+", help="default: 1 2 (with --quick 1)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--no-tlc", action="store_true", help="kreassign only (no Java needed)")
     parser.add_argument("--json", action="store_true")
@@ -131,11 +133,21 @@ def main() -> int:
                         help="also time kreassign as another installation's interpreter runs it (ratio baseline/this)")
     parser.add_argument("--memory", action="store_true",
                         help="also explore each configuration in process for bytes/state and the table size")
+    parser.add_argument("--quick", action="store_true",
+                        help="the default configuration, 1 worker, with --memory and --reference-too; without TLC "
+                             "(TLA_JAR) its column is skipped instead of exit 2")
     args = parser.parse_args()
+    if args.quick:
+        args.config = args.config or ["default"]
+        args.memory = args.reference_too = True
+    args.workers = args.workers or ([1] if args.quick else [1, 2])
     jar = None if args.no_tlc else tla_jar()
     if not args.no_tlc and jar is None:
-        print("TLC not found: set TLA_JAR or put tla2tools.jar in ../shared/tools (or --no-tlc)", file=sys.stderr)
-        return 2
+        if not args.quick:
+            print("TLC not found: set TLA_JAR or put tla2tools.jar in ../shared/tools (or --no-tlc)", file=sys.stderr)
+            return 2
+        print("TLC not found (TLA_JAR unset, no ../shared/tools/tla2tools.jar): the TLC columns are skipped",
+              flush=True)
     rows, report, mismatches = [], [], 0
     for config in args.config or DEFAULT_CONFIGS:
         per_state, table = packed_memory(config) if args.memory else (None, None)

@@ -3,6 +3,7 @@
     python bench/reductions.py                 # every row below
     python bench/reductions.py --row p2b5      # one row
     python bench/reductions.py --timeout 600   # give the unreduced runs more time
+    python bench/reductions.py --quick         # two small rows (seconds each): a smoke run
 
 Each row runs `kreassign check --profile kraft` (whole process, liveness included unless the
 reduction is safety-only) on the same bounds without and with a reduction: `--compositional`
@@ -33,6 +34,11 @@ ROWS = {
     "p3b4": ("--partitions 3 --brokers 4 --rf 2 --failures 1", "--compositional", ""),
     "p2b6": ("--partitions 2 --brokers 6 --rf 3 --failures 1", "--compositional", ""),
     "b5r3_f2-subsume": ("--brokers 5 --rf 3 --failures 2", "--subsume", "--no-liveness"),
+}
+#: --quick: the same two reductions on the smallest bounds where they apply (seconds, no timeout)
+QUICK_ROWS = {
+    "p2b3": ("--partitions 2 --brokers 3 --rf 2 --failures 0", "--compositional", ""),
+    "b3_f1-subsume": ("--brokers 3 --rf 2 --failures 1", "--subsume", "--no-liveness"),
 }
 
 
@@ -69,10 +75,12 @@ def main() -> int:
     parser.add_argument("--row", action="append", choices=sorted(ROWS))
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds an unreduced run may take")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help=f"only the small rows {', '.join(QUICK_ROWS)}")
     args = parser.parse_args()
+    rows = {**ROWS, **QUICK_ROWS}
     table, report, disagreements = [], [], 0
-    for row in args.row or list(ROWS):
-        flags, reduction, extra = ROWS[row]
+    for row in args.row or list(QUICK_ROWS if args.quick else ROWS):
+        flags, reduction, extra = rows[row]
         reduced = run(f"{flags} {reduction} {extra}", timeout=1e9)
         whole = run(f"{flags} {extra}", timeout=args.timeout)
         same = None if whole["timeout"] else whole["verdicts"] == reduced["verdicts"]

@@ -4,6 +4,7 @@
     python bench/scenarios.py --scenarios 200 --modes kraft    # the full KRaft run
     python bench/scenarios.py --scenarios 200 --modes zk --seed 5000 --out /tmp/zk-runs
     python bench/scenarios.py --length 3 --faults kill,pause   # shorter scenarios, two faults
+    python bench/scenarios.py --quick                          # 1 scenario of 2 steps, KRaft only: a smoke run
 
 Each campaign is one `kreassign conformance --json` process (one cluster, started once and reused by every
 scenario). For each it prints: scenarios, how many agree / diverge / could not run, the faults injected by
@@ -41,14 +42,19 @@ def campaign(mode: str, args: argparse.Namespace, out: str) -> dict:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenarios", type=int, default=10)
-    p.add_argument("--modes", nargs="+", default=["kraft", "zk"], choices=["kraft", "zk"])
+    p.add_argument("--scenarios", type=int, help="default: 10 (with --quick 1)")
+    p.add_argument("--modes", nargs="+", choices=["kraft", "zk"], help="default: kraft zk (with --quick kraft)")
     p.add_argument("--seed", type=int, default=3000)
-    p.add_argument("--length", type=int, default=7)
+    p.add_argument("--length", type=int, help="default: 7 (with --quick 2)")
     p.add_argument("--faults", default="kill,stop,failover,pause")
-    p.add_argument("--minimize-runs", type=int, default=3)
+    p.add_argument("--minimize-runs", type=int, help="default: 3 (with --quick 1)")
     p.add_argument("--out", help="keep every scenario and run here (default: a temporary folder)")
+    p.add_argument("--quick", action="store_true", help="one KRaft cluster, 1 scenario of 2 steps")
     args = p.parse_args()
+    for name, full, quick in (("scenarios", 10, 1), ("modes", ["kraft", "zk"], ["kraft"]), ("length", 7, 2),
+                              ("minimize_runs", 3, 1)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
     out = args.out or tempfile.mkdtemp(prefix="kreassign-bench-scenarios-")
     rows = []
     for mode in args.modes:

@@ -2,6 +2,7 @@
 
     python bench/spark_driver_memory.py              # kip236, the default suite's largest reassignment model
     python bench/spark_driver_memory.py --profile zk
+    python bench/spark_driver_memory.py --quick      # kip455 with 1 reassignment (457 states): a smoke run
 
 Measures the peak of Python allocations on the driver (tracemalloc) during
 `explore_spark(model, SparkOptions(keep_graph=True))` (what liveness needed before issue 17: the whole
@@ -18,6 +19,7 @@ import argparse
 import gc
 import time
 import tracemalloc
+from dataclasses import replace
 
 from kreassign.checker.check.run import _classify_stuck
 from kreassign.checker.check.suite import DEFAULT_SUITE
@@ -42,11 +44,15 @@ def peak(run):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="kip236")
+    parser.add_argument("--profile", help="a profile of the default suite (default: kip236, with --quick kip455)")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--quick", action="store_true",
+                        help="kip455 (the default suite's smallest model) with one reassignment instead of two")
     args = parser.parse_args(argv)
+    args.profile = args.profile or ("kip455" if args.quick else "kip236")
     sc = spark_session(args.master, partitions=2).sparkContext
-    model = build_model("reassignment", args.profile, DEFAULT_SUITE[args.profile])
+    bounds = replace(DEFAULT_SUITE[args.profile], reassigns=1) if args.quick else DEFAULT_SUITE[args.profile]
+    model = build_model("reassignment", args.profile, bounds)
     goals = [p for p in model.properties() if p.kind == EVENTUALLY]
 
     def with_graph():
@@ -66,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     def states_only(found):
         return {n: None if v is None else ([s for s, _ in v[0]], v[1]) for n, v in found.items()}
 
-    print(f"{args.profile}: {states:,} states, {len(goals)} eventually properties; lassos as the embedded engine's: "
+    shown = f"{args.profile} (--quick: 1 reassignment)" if args.quick else args.profile
+    print(f"{shown}: {states:,} states, {len(goals)} eventually properties; lassos as the embedded engine's: "
           f"after {after == expected} (labels included), before {states_only(before) == states_only(expected)} "
           "(states; the graph's labels are decoded from JSON)")
     print(tabulate([["graph on the driver (before)", f"{before_peak / 2**20:,.1f}", f"{before_peak / states:,.0f}",

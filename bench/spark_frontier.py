@@ -2,6 +2,7 @@
 
     python bench/spark_frontier.py                  # kip236 (the default suite's largest) and anchor N6_fail
     python bench/spark_frontier.py --model zk --master 'local[2]'
+    python bench/spark_frontier.py --quick          # anchor N4_fail only: a smoke run of the whole path
 
 Every level runs on Spark (no warm-up on the driver). For each level it prints the new states
 (the frontier), the states visited so far, the bytes the level's job wrote to the shuffle
@@ -35,6 +36,7 @@ MODELS = {
     "kip236": lambda: build_model("reassignment", "kip236", DEFAULT_SUITE["kip236"]),
     "zk": lambda: build_model("reassignment", "zk", DEFAULT_SUITE["zk"]),
     "kip455": lambda: build_model("reassignment", "kip455", DEFAULT_SUITE["kip455"]),
+    "anchor N4_fail": lambda: anchor_model("N4_fail"),
     "anchor N6_fail": lambda: anchor_model("N6_fail"),
     "anchor N7_fail": lambda: anchor_model("N7_fail"),
 }
@@ -68,9 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", choices=sorted(MODELS))
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--quick", action="store_true", help="anchor N4_fail only (the smallest model)")
     args = parser.parse_args(argv)
     sc = spark_session(args.master, partitions=2).sparkContext
-    for name in args.model or ["kip236", "anchor N6_fail"]:
+    for name in args.model or (["anchor N4_fail"] if args.quick else ["kip236", "anchor N6_fail"]):
         run(sc, name)
     return 0
 

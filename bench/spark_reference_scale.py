@@ -2,6 +2,8 @@
 
     python bench/spark_reference_scale.py                       # kraft, 2 partitions, 5 brokers, RF 3
     python bench/spark_reference_scale.py --brokers 5 --rf 2    # 243,578 states (a quicker run)
+    python bench/spark_reference_scale.py --quick               # 1 partition, 3 brokers, RF 2, every level
+                                                                # on Spark (no warm-up on the driver): a smoke run
 
 The model is the reassignment reference (`ReassignmentModel`, profile kraft) in the packed,
 tabulated form of checker/packed/reassignment.py: int64 states whose successors are the reference's
@@ -32,6 +34,7 @@ from kreassign.checker.explore.protocol import Model
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.packed.reassignment import PackedReassignment
 from kreassign.checker.spark.engine import explore_spark, spark_session
+from kreassign.checker.spark.options import SparkOptions
 from tabulate import tabulate
 
 
@@ -72,11 +75,15 @@ def rss_mb() -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="kraft")
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--brokers", type=int, default=5)
-    parser.add_argument("--rf", type=int, default=3)
+    parser.add_argument("--partitions", type=int, help="default: 2 (with --quick 1)")
+    parser.add_argument("--brokers", type=int, help="default: 5 (with --quick 3)")
+    parser.add_argument("--rf", type=int, help="default: 3 (with --quick 2)")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--quick", action="store_true", help="the smallest bounds: 1 partition, 3 brokers, RF 2")
     args = parser.parse_args(argv)
+    for name, full, quick in (("partitions", 2, 1), ("brokers", 5, 3), ("rf", 3, 2)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
     bounds = replace(DEFAULT_SUITE[args.profile], brokers=args.brokers, rf=args.rf, partitions=args.partitions)
     model = PackedKernel(args.profile, bounds)
     rows = []
@@ -91,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     before = rss_mb()
     levels: list[dict[str, Any]] = []
     started = time.perf_counter()
-    spark = explore_spark(model, sc=sc, level_log=levels)
+    # --quick: levels this small would all run on the driver; every level on Spark sends the tables to the executors
+    spark = explore_spark(model, SparkOptions(warmup=not args.quick), sc=sc, level_log=levels)
     seconds = time.perf_counter() - started
     rows.append([f"Spark {args.master}", f"{spark.states:,}", f"{spark.transitions:,}", spark.depth, f"{seconds:.1f}",
                  f"{rss_mb():,.0f} (+{rss_mb() - before:,.0f} during the run)"])

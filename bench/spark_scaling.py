@@ -1,7 +1,7 @@
 """Benchmark the Spark engine against the embedded one (prints figures and ratios, never asserts).
 
     python bench/spark_scaling.py                 # anchor N7_fail and kip236 (the largest default model)
-    python bench/spark_scaling.py --quick         # anchor N5_fail and kip455: a smoke run (~1 min)
+    python bench/spark_scaling.py --quick         # anchor N4_fail and kip455, one timed run each: a smoke run
     python bench/spark_scaling.py --repeat 5 --json
 
 For each model: the embedded engine, then Spark on local[1] (one bucket) and local[2] (two
@@ -41,6 +41,7 @@ from kreassign.checker.spark.options import SparkOptions
 MODELS: dict[str, tuple[Callable[[], Any], dict[str, Any]]] = {
     "anchor N7_fail": (lambda: anchor_model("N7_fail"), {"check_deadlock": True}),
     "anchor N5_fail": (lambda: anchor_model("N5_fail"), {"check_deadlock": True}),
+    "anchor N4_fail": (lambda: anchor_model("N4_fail"), {"check_deadlock": True}),
     # the largest default reassignment model: the most transitions and the most work per state
     # (zk has more states, 9,495, but half the transitions and 33 levels of 300 states)
     "kip236": (lambda: build_model("reassignment", "kip236", DEFAULT_SUITE["kip236"]), {}),
@@ -48,7 +49,7 @@ MODELS: dict[str, tuple[Callable[[], Any], dict[str, Any]]] = {
     "zk": (lambda: build_model("reassignment", "zk", DEFAULT_SUITE["zk"]), {}),
 }
 FULL = ["anchor N7_fail", "kip236"]
-QUICK = ["anchor N5_fail", "kip455"]
+QUICK = ["anchor N4_fail", "kip455"]  # the smallest: the whole code path in seconds, no figures to quote
 SMALL_LEVEL = 0.01  # levels with fewer new states than this share of the largest measure the fixed cost
 
 
@@ -125,11 +126,15 @@ def machine_parallelism(n: int = 10_000_000) -> float:
 def level_costs(levels: list[dict[str, Any]]) -> dict[str, float]:
     """The fixed cost of a Spark level (median over the small ones) and the work rate of the rest.
 
-    The first levels run on the driver (they cost less than a Spark job); they count as work."""
+    The first levels run on the driver (they cost less than a Spark job); they count as work. When every
+    level ran on the driver (a model small enough, or a fast machine) there is no fixed cost to measure: 0."""
     spark = [lv for lv in levels if lv["where"] == "spark"]
-    largest = max(lv["new_states"] for lv in spark)
-    small = [lv["seconds"] for lv in spark if lv["new_states"] <= SMALL_LEVEL * largest]
-    fixed = statistics.median(small or [min(lv["seconds"] for lv in spark)])
+    if spark:
+        largest = max(lv["new_states"] for lv in spark)
+        small = [lv["seconds"] for lv in spark if lv["new_states"] <= SMALL_LEVEL * largest]
+        fixed = statistics.median(small or [min(lv["seconds"] for lv in spark)])
+    else:  # every level was quick enough for the driver (a small model): no Spark level to measure
+        fixed = 0.0
     total = sum(lv["seconds"] for lv in levels)
     states = sum(lv["new_states"] for lv in levels)
     work = max(total - fixed * len(spark), 1e-9)
@@ -156,11 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"{' and '.join(QUICK)} instead of {' and '.join(FULL)}")
     parser.add_argument("--models", nargs="+", choices=list(MODELS), help="models to run")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (default: %(default)s)")
+    parser.add_argument("--repeat", type=int, help="timed runs per engine (default: 3, with --quick 1)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     names = args.models or (QUICK if args.quick else FULL)
-    ceiling = machine_parallelism()
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    ceiling = machine_parallelism(1_000_000 if args.quick else 10_000_000)
 
     embedded: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -207,11 +214,16 @@ def main(argv: list[str] | None = None) -> int:
         c = r["per_level_local2"]
         print(f"{name}: local[2] is {r['local2_over_local1']:.2f}x local[1]; local[2] takes "
               f"{r['local2_slowdown_vs_embedded']:.1f}x the embedded engine's time")
-        print(f"  per level on local[2]: {c['fixed_per_level']:.3f} s fixed (median of the Spark levels with at "
-              f"most {SMALL_LEVEL:.0%} of the largest level's states), {c['levels']} levels of which "
-              f"{c['levels'] - c['spark_levels']} on the driver, {c['work_seconds']:.2f} s of work at "
-              f"{c['states_per_work_second']:,.0f} states/s on 2 cores; warm-up run {r['local2_warmup_s']:.1f} s; "
-              f"a new session {r['session_start_s']:.1f} s")
+        if c["spark_levels"]:
+            print(f"  per level on local[2]: {c['fixed_per_level']:.3f} s fixed (median of the Spark levels with at "
+                  f"most {SMALL_LEVEL:.0%} of the largest level's states), {c['levels']} levels of which "
+                  f"{c['levels'] - c['spark_levels']} on the driver, {c['work_seconds']:.2f} s of work at "
+                  f"{c['states_per_work_second']:,.0f} states/s on 2 cores; warm-up run {r['local2_warmup_s']:.1f} s; "
+                  f"a new session {r['session_start_s']:.1f} s")
+        else:  # (a small model: each level took less than a Spark job costs, so none went to Spark)
+            print(f"  per level on local[2]: all {c['levels']} levels ran on the driver, none on Spark: no fixed "
+                  f"cost to measure, and the estimate below is the driver's rate ({c['work_seconds']:.2f} s of "
+                  f"work); warm-up run {r['local2_warmup_s']:.1f} s; a new session {r['session_start_s']:.1f} s")
         print(f"  16 executors x 1 core: ~{r['cluster16x1_states_per_hour'] / 1e6:,.0f} M states/hour; "
               f"x 4 cores: ~{r['cluster16x4_states_per_hour'] / 1e6:,.0f} M states/hour (see estimate())")
         print("  levels (local[2], new states:seconds, * on the driver): " + " ".join(

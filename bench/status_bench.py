@@ -10,6 +10,7 @@ the number of distinct shapes the analysis checked.
     python bench/status_bench.py                      # 1,000 partitions, 100 moving
     python bench/status_bench.py --partitions 200 --moving 20 --runs 1
     python bench/status_bench.py --snapshot-out snap.json   # keep the last run's snapshot (status --snapshot)
+    python bench/status_bench.py --quick              # 50 partitions, 5 moving, 1 run: a smoke run
 """
 
 from __future__ import annotations
@@ -31,11 +32,15 @@ PER_TOPIC = 50
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--partitions", type=int, default=1000)
-    ap.add_argument("--moving", type=int, default=100)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--partitions", type=int, help="default: 1000 (with --quick 50)")
+    ap.add_argument("--moving", type=int, help="default: 100 (with --quick 5)")
+    ap.add_argument("--runs", type=int, help="default: 3 (with --quick 1)")
     ap.add_argument("--snapshot-out", metavar="FILE")
+    ap.add_argument("--quick", action="store_true", help="50 partitions (one topic), 5 moving, 1 run")
     args = ap.parse_args()
+    for name, full, quick in (("partitions", 1000, 50), ("moving", 100, 5), ("runs", 3, 1)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
     topics = max(1, args.partitions // PER_TOPIC)
     with start_cluster(ClusterSpec(brokers=4), log=lambda line: print(line, file=sys.stderr, flush=True)) as c:
         began = time.monotonic()

@@ -2,6 +2,7 @@
 
     python bench/validate_log.py                 # 100,000 lines, 240 partitions, prints the figures
     python bench/validate_log.py --lines 20000 --topics 10 --out /tmp/big.log
+    python bench/validate_log.py --quick         # 2,000 lines, 2 topics (16 partitions): a smoke run
 
 The log is written the way Kafka 2.8 – 3.x writes its controller, state-change and broker
 logs (the shapes of docs/validate-trace.md, log4j prefixes with timestamps and thread-free
@@ -160,10 +161,13 @@ def generate(target_lines: int = 100_000, topics: int = 30, per_topic: int = 8, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=100_000)
-    parser.add_argument("--topics", type=int, default=30)
+    parser.add_argument("--lines", type=int, help="default: 100,000 (with --quick 2,000)")
+    parser.add_argument("--topics", type=int, help="default: 30 (with --quick 2)")
     parser.add_argument("--out", type=Path, help="also write the log here")
+    parser.add_argument("--quick", action="store_true", help="2,000 lines over 2 topics")
     args = parser.parse_args(argv)
+    args.lines = args.lines or (2_000 if args.quick else 100_000)
+    args.topics = args.topics or (2 if args.quick else 30)
     t0 = time.perf_counter()
     text = generate(args.lines, args.topics)
     gen = time.perf_counter() - t0
