@@ -10,10 +10,12 @@ the failure sets that lead there before the move and while it is in flight.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,9 +252,41 @@ def _check_shape_args(args: tuple[Shape, PlanOptions]) -> ShapeResult:
     return check_shape(*args, engine_options=TABULATE_ALONE)
 
 
+def _worker_start() -> None:
+    """A shape worker ignores SIGINT: a Ctrl-C at the terminal reaches the whole process group, and only
+    the parent answers it (one line, exit 130) and ends its workers; a worker raising KeyboardInterrupt
+    would print its traceback ("Process ForkProcess-1: ...") while the parent reports the interrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent around the fork
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers now (SIGTERM, SIGKILL if one lingers): none is left
+    behind, and a running check is not waited for. A second Ctrl-C meanwhile waits until they are gone."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        workers = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own processes
+        pool.shutdown(wait=False, cancel_futures=True)
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
+        for w in workers:
+            w.join(timeout=5)
+            if w.is_alive():
+                w.kill()
+                w.join()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = None,
                  progress=None) -> dict[Shape, ShapeResult]:
-    """Check distinct shapes, in `jobs` processes (default: one per CPU); progress(done, total)."""
+    """Check distinct shapes, in `jobs` processes (default: one per CPU); progress(done, total).
+
+    Ctrl-C (KeyboardInterrupt in this process) ends the workers before it propagates: they ignore SIGINT
+    (`_worker_start`; SIGINT is blocked while they are forked, so none can arrive before they ignore it)
+    and are terminated here, so an interrupted plan prints one line, no worker's traceback, and leaves
+    no process behind."""
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(shapes)))
     out: dict[Shape, ShapeResult] = {}
     if jobs == 1:
@@ -261,11 +295,23 @@ def check_shapes(shapes: list[Shape], options: PlanOptions, jobs: int | None = N
             if progress:
                 progress(k, len(shapes))
         return out
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for k, r in enumerate(pool.map(_check_shape_args, [(s, options) for s in shapes], chunksize=1), 1):
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_worker_start)
+    try:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:  # with fork, the executor starts all its workers at the first submit
+            futures = [pool.submit(_check_shape_args, (s, options)) for s in shapes]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a Ctrl-C meanwhile is raised here
+        for k, future in enumerate(as_completed(futures), 1):
+            r = future.result()
             out[r.shape] = r
             if progress:
                 progress(k, len(shapes))
+    except BaseException:
+        _end_workers(pool)
+        raise
+    pool.shutdown()
     return out
 
 

@@ -8,11 +8,13 @@ and returns a `PlanResult` in real topic names and broker ids.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.models.symmetry import SYMMETRIC_PROFILES
 from kreassign.checker.plan.check import NOTE, RISK, PlanOptions, ShapeResult, check_shapes
+from kreassign.checker.plan.durability import DurabilityFinding, durability_findings
 from kreassign.checker.plan.formats import Describe, PlanInputError
 from kreassign.checker.plan.kafka_json import format_as_kafka, rollback_entries
 from kreassign.checker.plan.shapes import PartitionMove, shape_of
@@ -183,7 +185,9 @@ def _phases_json(r: ShapeResult, back) -> list[dict[str, Any]]:
 
 
 def partition_json(move: PartitionMove, r: ShapeResult, back: dict[int, int],
-                   traces: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                   traces: dict[str, dict[str, Any]], durability: Sequence[DurabilityFinding] = ()) -> dict[str, Any]:
+    """One partition of `plan --json`: the shape's findings in real ids, then the durability rules'
+    (checker/plan/durability.py, computed on the move itself); the verdict counts both."""
     phases = _phases_json(r, back)
     findings = []
     for k, f in enumerate(r.findings):
@@ -192,6 +196,7 @@ def partition_json(move: PartitionMove, r: ShapeResult, back: dict[int, int],
             traces[trace_id] = {"trace": f.trace, "brokers": {s: b for s, b in back.items() if b >= 0},
                                 "labels": {"t-0": move.name}}
         findings.append(_finding_json(f, back, move, trace_id if f.trace is not None else None))
+    findings += [d.to_json() for d in durability]
     final_leader = phases[-1]["leader"] if phases else None
     verdict = RISK if any(f["severity"] == RISK for f in findings) else ("ok" if not findings else NOTE)
     return {
@@ -231,7 +236,7 @@ def run_plan(plan: ReassignmentPlanJson, moves: list[PartitionMove], options: Pl
     distinct = sorted(dict.fromkeys(s for _, s, _ in shaped), key=lambda s: (-s.brokers, -len(s.current)))
     results = check_shapes(distinct, options, jobs=jobs, progress=progress)
     traces: dict[str, dict[str, Any]] = {}
-    parts = [partition_json(m, results[s], back, traces) for m, s, back in shaped]
+    parts = [partition_json(m, results[s], back, traces, durability_findings(m, name)) for m, s, back in shaped]
     for p, (m, s, back) in zip(parts, shaped):
         for ph, raw in zip(p["phases"], results[s].phases):
             ph["action"] = None if raw.action is None else _action_text(raw.action, back, m)

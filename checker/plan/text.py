@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kreassign.checker.plan import durability
 from kreassign.checker.plan.check import NOTE, RISK
 from kreassign.checker.plan.run import PlanResult
 from tabulate import tabulate
@@ -32,6 +33,7 @@ ADVICE = {
     "rollback JSON to restore it",
     "isr_in_replicas": "the ISR can name a broker that is no longer a replica: avoid cancelling while a "
     "replica is down",
+    **durability.ADVICE,  # Kafka's durability rules (min.insync.replicas, replication factor, the ISR now)
 }
 
 
