@@ -39,14 +39,16 @@ to the process environment tests/unit/test_layout.py allows checker/, in this fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kreassign.checker.explore.bfs import ExploreResult
 from kreassign.checker.explore.protocol import Model, checked_properties
-from kreassign.checker.spark.errors import describe_error, first_line
+from kreassign.checker.spark.errors import describe_error, first_line, quietly
 from kreassign.checker.spark.options import DEFAULT_OPTIONS, SparkOptions
 from kreassign.checker.spark.run import SparkRun
 from kreassign.checker.spark.session import (
@@ -61,6 +63,7 @@ from kreassign.checker.spark.session import (
 from kreassign.spec.properties import EVENTUALLY
 
 from kreassign.errors import InfraError
+from kreassign.interrupts import defer_inside, interrupt_pending
 
 # -- the session ---------------------------------------------------------------------------------
 
@@ -76,10 +79,53 @@ def start_gateway() -> None:
         opts = os.environ.get("SPARK_SUBMIT_OPTS", "")
         if "log4j2.configurationFile" not in opts and not os.path.exists(os.path.join(conf_dir, "log4j2.properties")):
             os.environ["SPARK_SUBMIT_OPTS"] = f"{opts} -Dlog4j2.configurationFile=file:{log4j2_file()}".strip()
+    before = _children()
     try:
         SparkContext._ensure_initialized()  # (PySpark has no public call that starts the JVM alone)
+    except KeyboardInterrupt:  # PySpark forgets the JVM it was starting, which would run on until it had started
+        _end_started(_children() - before)
+        raise
     except Exception as e:  # noqa: BLE001 - Java missing, JAVA_HOME wrong, a broken installation
         raise InfraError(f"Spark: cannot start the JVM ({type(e).__name__}: {first_line(e)})") from None
+
+
+def _children(parent: int | None = None) -> set[int]:
+    """The processes whose parent is `parent` (default: this one), from /proc (empty where there is none)."""
+    parent = os.getpid() if parent is None else parent
+    out = set()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == parent:
+            out.add(int(name))
+    return out
+
+
+def _end_started(pids: set[int]) -> None:
+    """Kill the launcher processes in `pids` (spark-submit's scripts, the JVM they become) with their own children,
+    and reap them, so that nothing of an interrupted start is left behind or writes to the terminal afterwards."""
+    import signal
+
+    tree, todo = [], list(pids)
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += _children(pid)
+    for pid in tree:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
 
 
 def resolve_conf(master: str | None = None, conf: dict[str, str] | None = None,
@@ -116,6 +162,7 @@ def spark_session(master: str | None = None, *, partitions: int | None = None,
     EXECUTOR_TIMEOUT): a cluster without free resources would otherwise hang silently.
     In local mode the executors' Python (PYSPARK_PYTHON) defaults to this interpreter.
     """
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -130,6 +177,11 @@ def spark_session(master: str | None = None, *, partitions: int | None = None,
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
+        # the context first, with the builder's settings (getOrCreate then takes it as it is): the SIGINT
+        # handler it installs, which calls the JVM from inside the signal handler, is replaced at once by
+        # kreassign's (kreassign/interrupts.py), before the session's own calls to the JVM
+        SparkContext.getOrCreate(SparkConf().setMaster(master).setAppName(app_name).setAll(list(settings.items())))
+        defer_inside("py4j")
         spark = builder.getOrCreate()
     except Exception as e:  # noqa: BLE001 - a bad master URL, a setting Spark rejects, ...
         raise InfraError(f"Spark: cannot start a session on {master} ({describe_error(e)})") from None
@@ -164,7 +216,12 @@ class SparkExplorer:
     runs: list[dict[str, Any]] = field(default_factory=list, init=False)
 
     def __call__(self, model: Model, **search: Any) -> ExploreResult:
+        defer_inside("py4j")  # a Ctrl-C never lands inside a call to the JVM (kreassign/interrupts.py)
         sc = spark_context(self.options)
+        # a SparkContext installs its own SIGINT handler, which calls the JVM from inside the signal handler
+        # (two tracebacks when a job is running): ours again (spark_session took it back already, not a context
+        # spark-submit or a test started), and Ctrl-C cancels the jobs from a thread of its own
+        defer_inside("py4j", on_interrupt=lambda: _cancel_jobs(sc))
         info: dict[str, Any] = {}
         try:
             options = self.options.for_search(**search)
@@ -176,6 +233,14 @@ class SparkExplorer:
             return explore_spark(model, options, sc=sc, run_info=info)
         finally:
             self.runs.append(info)
+
+
+def _cancel_jobs(sc: Any) -> None:
+    """After a Ctrl-C: cancel Spark's jobs until the driver has taken the interrupt (a job submitted just after a
+    cancellation would otherwise run to its end; checker/spark/jobs.py `run_job` raises it)."""
+    while interrupt_pending():
+        quietly(sc.cancelAllJobs)
+        time.sleep(0.2)
 
 
 def spark_explorer(options: SparkOptions = DEFAULT_OPTIONS) -> SparkExplorer:

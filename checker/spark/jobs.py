@@ -13,6 +13,7 @@ from kreassign.checker.spark.errors import describe_error, from_spark
 from kreassign.checker.spark.session import executor_timeout, executors
 
 from kreassign.errors import InfraError
+from kreassign.interrupts import take_interrupt
 
 
 def run_job(action: Callable[[], Any], sc: Any = None, what: str = "a Spark job",
@@ -21,7 +22,12 @@ def run_job(action: Callable[[], Any], sc: Any = None, what: str = "a Spark job"
     the Java exception (class, message, stage) and, for a task's Python error, its traceback's end.
 
     On a cluster a watchdog cancels the job when no executor has been registered for `timeout`
-    seconds (all lost and none granted again): Spark itself would wait for ever."""
+    seconds (all lost and none granted again): Spark itself would wait for ever.
+
+    A Ctrl-C that arrived while the driver was in a call to the JVM waited there (kreassign/interrupts.py)
+    and is raised here, before the job or after it; the failure of a job it cancelled is the interrupt."""
+    if take_interrupt():
+        raise KeyboardInterrupt
     stalled: list[str] = []
     watchdog = None
     if sc is not None and not sc.master.startswith("local"):
@@ -46,8 +52,10 @@ def run_job(action: Callable[[], Any], sc: Any = None, what: str = "a Spark job"
         watchdog = threading.Thread(target=watch, name="kreassign-spark-watchdog", daemon=True)
         watchdog.start()
     try:
-        return action()
+        result = action()
     except Exception as e:
+        if take_interrupt():  # Ctrl-C cancelled the job: not a failure of Spark
+            raise KeyboardInterrupt from None
         if stalled:
             raise InfraError(f"Spark: {what} cancelled: {stalled[0]} on {sc.master} "
                              "(the cluster lost them all and granted none again)") from None
@@ -57,6 +65,9 @@ def run_job(action: Callable[[], Any], sc: Any = None, what: str = "a Spark job"
     finally:
         if watchdog is not None:
             done.set()
+    if take_interrupt():  # the job ended before the cancellation reached it
+        raise KeyboardInterrupt
+    return result
 
 
 def shuffle_write_by_job(sc: Any) -> dict[str, int]:
