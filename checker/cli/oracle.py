@@ -16,8 +16,6 @@ from typing import TextIO
 from kreassign.checker.oracle.server import OPS, QUOTA_PROFILES, Oracle
 from kreassign.reference import PROFILES
 
-from kreassign.errors import INTERRUPTED
-
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="kraft", choices=list(PROFILES) + list(QUOTA_PROFILES),
@@ -62,10 +60,8 @@ def run(args: argparse.Namespace) -> int:
         for op in OPS.values():
             print(f"{op.name:<{width}}  {op.summary}\n{'':<{width}}  params: {op.params or '-'}")
         return 0
-    try:
-        return serve(Oracle(args.profile), sys.stdin, sys.stdout)
-    except KeyboardInterrupt:
-        return INTERRUPTED
+    # Ctrl-C: kreassign.cli.main says so on stderr and exits 130; stdout, the protocol, gets nothing
+    return serve(Oracle(args.profile), sys.stdin, sys.stdout)
 
 
 __all__ = ["register", "run", "serve"]
