@@ -25,7 +25,7 @@ from kreassign.reference.zk_controller import stale_versions_coincide, with_lead
 from kreassign.spec import actions as A
 from kreassign.spec.broker_replica_properties import BROKER_REPLICA_PROPERTIES
 from kreassign.spec.broker_view_properties import Reporters, broker_view_properties
-from kreassign.spec.codec import decode_action, from_json, state_from_json, to_json
+from kreassign.spec.codec import DecodeError, decode_action, from_json, state_from_json, to_json
 from kreassign.spec.fairness import FAIR_PROPERTIES
 from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
@@ -391,7 +391,10 @@ class ReassignmentModel(Model[ModelState, Transition]):
         }
 
     def state_from_json(self, data: Any) -> ModelState:
-        cluster = state_from_json(data["cluster"])
+        try:
+            cluster = state_from_json(data["cluster"])
+        except DecodeError as e:  # the path from the model state's own root
+            raise DecodeError(f"cluster.{e.path}" if e.path else "cluster", e.message) from None
         ghosts = tuple(
             Ghost(tuple(g[0]) if g[0] is not None else None, tuple(g[1]) if g[1] is not None else None, bool(g[2]))
             for g in data["ghosts"]

@@ -4,6 +4,7 @@ one line naming the file and the field or line, no traceback."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import zipfile
@@ -13,7 +14,7 @@ import pytest
 from kreassign.checker.status.snapshot import LivePartition, Snapshot
 from kreassign.spec import actions as A
 from kreassign.spec import kafka_limits as K
-from kreassign.spec.codec import state_from_json
+from kreassign.spec.codec import DecodeError, state_from_json
 from kreassign.spec.state import make_cluster
 
 from kreassign.cli import main
@@ -92,7 +93,14 @@ def test_state_problem_names_the_field():
     data = json.loads(json.dumps({"brokers": [{"id": 1}], "topics": [{"name": "t", "partitions": [
         {"replicas": [1], "isr": [1], "leader": 1, "leader_epoch": INT32_MAX + 1}]}]}))
     why = f"leader epoch {INT32_MAX + 1} does not fit Kafka's 32-bit int (at most {INT32_MAX})"
-    assert K.state_problem(state_from_json(data)) == ("topics[0].partitions[0].leader_epoch", why)
+    # decoding a state (spec/codec.validate_state) refuses it with the same field and reason
+    with pytest.raises(DecodeError) as e:
+        state_from_json(data)
+    assert str(e.value) == f"topics[0].partitions[0].leader_epoch: {why}"
+    big = make_cluster(3, {"t": [[1, 2]]})
+    big = dataclasses.replace(big, topics=(dataclasses.replace(big.topics[0], partitions=(dataclasses.replace(
+        big.topics[0].partitions[0], leader_epoch=INT32_MAX + 1),)),))
+    assert K.state_problem(big) == ("topics[0].partitions[0].leader_epoch", why)
 
 
 def test_actions_are_held_to_the_wire_only():
