@@ -446,7 +446,16 @@ def _frame_inside_json():
     return seen[0]
 
 
-def test_a_ctrl_c_inside_a_deferred_library_is_handed_to_the_caller_once() -> None:
+@pytest.fixture
+def default_sigint():
+    """The handler these rules start from: Python's default. A test run earlier in the same process may have
+    left another (an in-process SparkContext installs PySpark's), and reliable_ctrl_c then leaves SIGINT to it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_inside_a_deferred_library_is_handed_to_the_caller_once(default_sigint) -> None:
     from kreassign import interrupts
 
     ended = threading.Event()
@@ -463,7 +472,7 @@ def test_a_ctrl_c_inside_a_deferred_library_is_handed_to_the_caller_once() -> No
     assert not interrupts.defer_inside("json")  # outside a block: nothing changes
 
 
-def test_a_process_forked_inside_the_block_ends_quietly_on_ctrl_c() -> None:
+def test_a_process_forked_inside_the_block_ends_quietly_on_ctrl_c(default_sigint) -> None:
     """A pool's worker inherits the handler: it dies of SIGINT as by default, without a traceback."""
     from kreassign import interrupts
 
