@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 from cluster_checks import KAFKA_39, NEWEST
@@ -172,11 +171,9 @@ def test_status_names_each_situation(version, mode, tmp_path):
 def test_unreachable_cluster_exits_3_naming_the_address():
     (port,) = procs.free_ports(1)
     address = f"127.0.0.1:{port}"
-    began = time.monotonic()
     r = kreassign("status", "--bootstrap-server", address, "--timeout", "5")
-    took = time.monotonic() - began
     assert r.returncode == 3, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("kreassign status: ") and address in lines[-1], r.stderr
     assert "Traceback" not in r.stderr
-    assert took < 5 + 40  # its timeout, plus the helper's JVM start (and its compilation on first use)
+    assert "within 5 s" in lines[-1]  # ended by Kafka's own timeout, the one --timeout sets
