@@ -38,7 +38,13 @@ SCENARIOS = [
 
 
 def model_at(profile: str, finding: Finding):
-    """The model a finding is curated at: its `at` bounds (the quota profiles: a named configuration)."""
+    """The model a finding is curated at: its `at` bounds (the quota profiles: a named configuration; the
+    quota-handlers profiles: their `[quota_handlers]` table, checker/models/quota_handlers.py)."""
+    if "quota_handlers" in finding.at:
+        from kreassign.checker.models import quota_handlers
+
+        return "quota", quota_handlers.QuotaHandlersModel(
+            quota_handlers.config_from_mapping(dict(finding.at["quota_handlers"]), profile))
     if "config" in finding.at:
         return "quota", QuotaModel(replace(QUOTA_CONFIGS[finding.at["config"]], profile=profile))
     bounds = Bounds(**finding.at)

@@ -17,28 +17,21 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kreassign.spec.messages import LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, Ack
-from kreassign.spec.state import NO_LEADER, ClusterState, Partition
+from kreassign.spec.state import NO_LEADER, ClusterState, Partition, common_prefix_len
 
 from .enabled_actions import get_partition
 from .steps import InvalidAction, Step
 
 
-def common_prefix_len(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def refresh_high_watermark(part: Partition) -> Partition:
-    """Advance the leader's high watermark to what every ISR member shares with the leader."""
+def refresh_high_watermark(part: Partition, members: tuple[int, ...] | None = None) -> Partition:
+    """Advance the leader's high watermark to what every ISR member shares with the leader (`members`: the
+    replicas the leader waits for instead of the ISR; bounds broker_isr, reference/broker_isr.py)."""
     log = part.log
     if log is None or part.leader == NO_LEADER:
         return part
     leader_log = log.log_of(part.leader)
-    shared = min((common_prefix_len(leader_log, log.log_of(b)) for b in part.isr), default=len(leader_log))
+    waits_for = part.isr if members is None else members
+    shared = min((common_prefix_len(leader_log, log.log_of(b)) for b in waits_for), default=len(leader_log))
     hw = min(max(log.hw, shared), len(leader_log))
     committed = log.committed
     if hw > len(committed) and leader_log[: len(committed)] == committed:

@@ -139,6 +139,10 @@ class ZkProfile(Profile):
     description = "ZooKeeper-based KafkaController (Kafka 2.4 - 3.9): phases U / A / B, multi-step, failover"
     # an accepted request takes effect at step U (Kafka answers after onPartitionReassignment ran)
     deferred_requests = True
+    # AlterPartition's two model guards (members within the assignment, joiners caught up), standing in for the
+    # leader's own checks while ISR changes are abstract; off with broker_isr (reference/broker_isr.py), where
+    # the leaders make those checks themselves and the controller validates as Kafka's does
+    alter_partition_model_guards = True
 
     # -- the controller's writes refresh its cache (zk_versions) -------------------------------
     def _dispatch(self, state: ClusterState, action: Any) -> Step:
@@ -172,7 +176,12 @@ class ZkProfile(Profile):
             return Step(state, Ack(NOT_LEADER_OR_FOLLOWER, f"{t}-{p} has no leader"))
         if isinstance(action, A.LeaderExpandIsr):
             new_isr = part.isr if broker in part.isr else part.isr + (broker,)
-            if broker not in part.replicas or not state.is_active(broker) or not log_caught_up(part, broker):
+            # the leader's replicas are those of the LeaderAndIsr it last got, the controller's assignment; with
+            # zk_events it may write mid-run, after B2 dropped the removing replicas from that assignment
+            known = part.replicas
+            if state.zk is not None and state.zk.controller_id is not None:
+                known = (C.memory_of(state.zk, t, p) or C.plain(part.replicas)).replicas
+            if broker not in known or not state.is_active(broker) or not log_caught_up(part, broker):
                 return Step(state, Ack(INVALID_REQUEST, f"replica {broker} cannot join the ISR of {t}-{p}"))
         else:
             new_isr = tuple(b for b in part.isr if b != broker)
@@ -364,6 +373,8 @@ class ZkProfile(Profile):
             problem = f"malformed ISR {list(new_isr)}"
         elif part.leader not in new_isr:
             problem = f"the new ISR {list(new_isr)} does not hold the leader {part.leader}"
+        elif not self.alter_partition_model_guards:
+            pass  # Kafka 3.9.2's tryProcessAlterPartition checks neither (bounds broker_isr: the leaders decide)
         elif not set(new_isr) <= set(mem.replicas):
             problem = f"the new ISR {list(new_isr)} is not within the replicas {list(mem.replicas)}"
         else:
@@ -491,6 +502,9 @@ class ZkProfile(Profile):
             # a leader's own ISR write may wait beside unread notifications, not inside onPartitionReassignment
             # (the run is one controller event; its steps are split only for the crashes between them)
             notices_only = zk.leadership is not None and all(s == C.NOTIFICATION for _, _, s in zk.pending)
+            # with the controller's event queue (zk_events, reference/zk_events.py) a leader's ISR write never
+            # waits for the controller: the leader is another process, its notification queues behind the run
+            notices_only = notices_only or (zk.leadership is not None and zk.controller_id is not None)
             busy = _WHILE_BUSY_DIRECT_ISR if notices_only else _WHILE_BUSY
             actions = [a for a in actions if isinstance(a, busy)]
         if zk.admin_znode:

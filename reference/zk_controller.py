@@ -568,7 +568,8 @@ def controller_startup(state: ClusterState, epoch: int) -> ClusterState:
     leadership = None
     if old is not None and old.leadership is not None:  # updateLeaderAndIsrCache
         leadership = tuple((t, i, s.leader, s.isr, 0) for (t, i), s in sorted(view.states.items()))
-    zk = ZkController(active=True, epoch=epoch, memory=memory, admin_znode=view.reassignments, leadership=leadership)
+    zk = ZkController(active=True, epoch=epoch, memory=memory, admin_znode=view.reassignments, leadership=leadership,
+                      controller_id=None if old is None else old.controller_id)  # zk_events: who, set by the caller
     state = replace(state, zk=zk)
     for t, i, part in list(state.partitions()):
         new = part

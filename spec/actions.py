@@ -431,3 +431,229 @@ class ResumeTopicDeletion:
 
 TOPIC_DELETION_ACTIONS = (DeleteTopic, ResumeTopicDeletion)
 ACTION_TYPES.update({cls.__name__: cls for cls in TOPIC_DELETION_ACTIONS})
+
+
+# -- /admin/reassign_partitions batches and the forced cancel before KIP-455 (issue 26, item 3) ---------
+# Opt-in (bounds: znode_batch), so that the default configurations keep their counts.
+
+
+@dataclass(frozen=True, slots=True)
+class ZnodeReassignBatch:
+    """kafka-reassign-partitions --zookeeper --execute: one write of /admin/reassign_partitions naming
+    several partitions (entries: (topic, partition, replicas)); the controller takes them one by one."""
+
+    entries: tuple[tuple[str, int, tuple[int, ...]], ...]
+
+    def __str__(self) -> str:
+        return "ZnodeReassignBatch(" + ", ".join(f"{t}-{p} -> {_fmt(r)}" for t, p, r in self.entries) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class ZnodeDelete:
+    """An operator deletes /admin/reassign_partitions by hand (zookeeper-shell `delete`): the first half
+    of the forced cancel operators used before KIP-455 (the second: bounce the controller)."""
+
+    def __str__(self) -> str:
+        return "ZnodeDelete(/admin/reassign_partitions)"
+
+
+ZNODE_BATCH_ACTIONS = (ZnodeReassignBatch, ZnodeDelete)
+ACTION_TYPES.update({cls.__name__: cls for cls in ZNODE_BATCH_ACTIONS})
+
+
+# -- the zk controller's identity and its event queue (issue 26, item 1) ----------------------------------
+# Opt-in (bounds: zk_events), so that the default configurations keep their counts.
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerResign:
+    """zk: the active controller's ZooKeeper session expires: its event thread handles Expire
+    (KafkaController.processExpire: onControllerResignation), /controller is gone, no controller is active
+    until an election; the broker itself stays up."""
+
+    def __str__(self) -> str:
+        return "ControllerResign()"
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerElect:
+    """zk: a live broker wins the controller election (KafkaController.elect:
+    registerControllerAndIncrementControllerEpoch, then onControllerFailover); it may be the broker that
+    resigned before."""
+
+    broker: int
+
+    def __str__(self) -> str:
+        return f"ControllerElect({self.broker})"
+
+
+ZK_EVENT_ACTIONS = (ControllerResign, ControllerElect)
+ACTION_TYPES.update({cls.__name__: cls for cls in ZK_EVENT_ACTIONS})
+
+
+# -- the brokers' own replica management: the leader's ISR maintenance (issue 26, item 2) ----------------
+# Opt-in (bounds: broker_isr), so that the default configurations keep their counts.
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaFetch:
+    """Follower `broker`'s replica fetcher fetches from the leader, which records its position and may add it
+    to the ISR (Partition.fetchRecords → updateFollowerFetchState → maybeExpandIsr: an AlterPartition)."""
+
+    topic: str
+    partition: int
+    broker: int
+
+    def __str__(self) -> str:
+        return f"ReplicaFetch({self.topic}-{self.partition} <- {self.broker})"
+
+
+@dataclass(frozen=True, slots=True)
+class LagExpire:
+    """replica.lag.time.max.ms passes since follower `broker` was last caught up with the leader's log end
+    (Replica.isCaughtUp turns false)."""
+
+    topic: str
+    partition: int
+    broker: int
+
+    def __str__(self) -> str:
+        return f"LagExpire({self.topic}-{self.partition} {self.broker})"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderMaybeShrinkIsr:
+    """The leader's isr-expiration task (Partition.maybeShrinkIsr): an AlterPartition without the
+    out-of-sync ISR members."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"LeaderMaybeShrinkIsr({self.topic}-{self.partition})"
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartitionArrive:
+    """The controller handles the leader's in-flight AlterPartition for the partition and the leader applies
+    the answer (Partition.handleAlterPartitionUpdate / handleAlterPartitionError)."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"AlterPartitionArrive({self.topic}-{self.partition})"
+
+
+BROKER_ISR_ACTIONS = (ReplicaFetch, LagExpire, LeaderMaybeShrinkIsr, AlterPartitionArrive)
+ACTION_TYPES.update({cls.__name__: cls for cls in BROKER_ISR_ACTIONS})
+
+
+# -- tools and automation acting beside the controller (issue 26, item 4; bounds: actors) ------------------
+# Opt-in, so that the default configurations keep their counts. The requests an actor sends subclass the
+# admin's (RebalancerMove is a Reassign, OperatorExecute a ToolExecute ...): they spend the same budget and
+# record the same intent, and the printed name says who sent them.
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancerRead:
+    """A rebalancer (Cruise Control, a script) reads the cluster: ListPartitionReassignments and
+    DescribeTopics, remembered until it acts."""
+
+    def __str__(self) -> str:
+        return "RebalancerRead()"
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancerMove(Reassign):
+    """The rebalancer acts on what it read: AlterPartitionReassignments moving a partition its read
+    showed not moving (it skips, sending nothing, a partition it saw moving)."""
+
+    def __str__(self) -> str:
+        return f"RebalancerMove({self.topic}-{self.partition} -> {_fmt(self.replicas)})"
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancerCancel(Cancel):
+    """The rebalancer cancels a reassignment its read showed in progress (Replicas = null); it sends
+    nothing for a partition it saw idle."""
+
+    def __str__(self) -> str:
+        return f"RebalancerCancel({self.topic}-{self.partition})"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoThrottlerRead:
+    """An external auto-throttler (Cruise Control's ReplicationThrottleHelper, an operator's script)
+    refreshes its cache: the throttles the reassignments it lists need."""
+
+    def __str__(self) -> str:
+        return "AutoThrottlerRead()"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoThrottlerWrite:
+    """The auto-throttler writes its cache back: the throttled-replica lists and broker rates become
+    what its cache holds (overwriting what kafka-reassign-partitions.sh set since it read)."""
+
+    def __str__(self) -> str:
+        return "AutoThrottlerWrite()"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorExecute(ToolExecute):
+    """`kafka-reassign-partitions.sh --execute --additional --throttle` run by operator `operator`."""
+
+    operator: int
+
+    def __str__(self) -> str:
+        return f"OperatorExecute(#{self.operator} {self.topic}-{self.partition} -> {_fmt(self.replicas)})"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorVerify:
+    """`--verify` run by operator `operator`, first half: ListPartitionReassignments (is anything in
+    progress?); the tool's clearAllThrottles follows as `OperatorClear`, a separate request."""
+
+    topic: str
+    partition: int
+    operator: int
+
+    def __str__(self) -> str:
+        return f"OperatorVerify(#{self.operator} {self.topic}-{self.partition})"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorClear:
+    """`--verify` run by operator `operator`, second half: clearAllThrottles if its listing found no
+    reassignment in progress (IncrementalAlterConfigs, DELETE)."""
+
+    topic: str
+    partition: int
+    operator: int
+
+    def __str__(self) -> str:
+        return f"OperatorClear(#{self.operator} {self.topic}-{self.partition})"
+
+
+@dataclass(frozen=True, slots=True)
+class BadPlanExecute(ToolExecute):
+    """`kafka-reassign-partitions.sh --execute` of a JSON plan naming a partition or a broker that does
+    not exist (the tool validates it against the cluster before it sets any throttle)."""
+
+    def __str__(self) -> str:
+        return f"BadPlanExecute({self.topic}-{self.partition} -> {_fmt(self.replicas)})"
+
+
+@dataclass(frozen=True, slots=True)
+class BadPlanAlter(Reassign):
+    """A client sends the same bad plan as AlterPartitionReassignments directly (no tool validation):
+    the controller answers it."""
+
+    def __str__(self) -> str:
+        return f"BadPlanAlter({self.topic}-{self.partition} -> {_fmt(self.replicas)})"
+
+
+ACTOR_ACTIONS = (RebalancerRead, RebalancerMove, RebalancerCancel, AutoThrottlerRead, AutoThrottlerWrite,
+                 OperatorExecute, OperatorVerify, OperatorClear, BadPlanExecute, BadPlanAlter)
+ACTION_TYPES.update({cls.__name__: cls for cls in ACTOR_ACTIONS})

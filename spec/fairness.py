@@ -32,13 +32,14 @@ from kreassign.spec.state import NO_LEADER
 
 #: action types that are weakly fair (by instance: each enabled action instance is eventually taken)
 WEAKLY_FAIR = frozenset({"LeaderExpandIsr", "ControllerStep", "FollowerFetch", "ToolVerify", "BrokerReplay",
-                         "AutoLeaderBalance"})
+                         "AutoLeaderBalance", "ReplicaFetch", "AlterPartitionArrive"})  # the last two: broker_isr
 #: action types a fair loop may not take: admin requests and elections (finitely many), ISR
 #: shrinks (live followers keep fetching), failures and failovers (bounded anyway)
 NOT_IN_LOOPS = frozenset({
     "Reassign", "Cancel", "CancelTopic", "CancelAll", "RemoveCancelMarker", "AlterReassignments",
     "ZnodeReassign", "ElectLeaders", "ListReassignments", "ToolExecute", "ToolCancel", "CreatePartitions",
     "LeaderShrinkIsr", "BrokerFail", "ControllerFailover",
+    "LagExpire", "LeaderMaybeShrinkIsr",  # broker_isr: as LeaderShrinkIsr, a live follower keeps up in the end
 })
 
 

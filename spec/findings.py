@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kreassign.spec import actor_properties as AP
 from kreassign.spec import quota as Q
+from kreassign.spec import quota_client_properties as QC
 from kreassign.spec.per_partition import ENDINGS, PartitionEdge, any_edge, any_partition
 from kreassign.spec.reassign_properties import ALL, PROPERTIES, Ghost, ModelState, Transition
 from kreassign.spec.state import NO_LEADER, Partition, ordered_minus
@@ -184,6 +186,26 @@ def _completes_with_non_adding_target_out_of_isr_masks(m):
 completes_with_non_adding_target_out_of_isr = any_edge(
     completes_with_non_adding_target_out_of_isr_at, ENDINGS,
     _completes_with_non_adding_target_out_of_isr_masks)
+
+
+def growing_override_drops_requested_at(e: PartitionEdge) -> bool:
+    """An override to a superset of the current replicas planned no additions or removals, so KRaft kept the
+    previous request's lists: the completion removed an original replica the override asked to keep."""
+    if e.ending.kind != "completed":
+        return False
+    requested = set(e.ending.requested or ())
+    missing = requested - set(e.replicas)
+    return bool(missing) and set(e.replicas) < requested and missing <= set(e.ending.original)
+
+
+def _growing_override_drops_requested_masks(m):
+    missing = m.ending_requested_mask & ~m.replicas_mask
+    return (~m.ended_cancelled & (missing != 0) & ((m.replicas_mask & ~m.ending_requested_mask) == 0)
+            & ((missing & ~m.ending_original_mask) == 0))
+
+
+growing_override_drops_requested = any_edge(growing_override_drops_requested_at, ENDINGS,
+                                            _growing_override_drops_requested_masks)
 
 
 def stuck_on_stale_adding_at(p: Partition, g: Ghost) -> bool:
@@ -450,6 +472,38 @@ def resumes_zookeepers_stale_target(prev: ModelState, label: Transition, nxt: Mo
     return False
 
 
+# -- the zk controller's identity and event queue (bounds: zk_events) ---------------------------------
+
+
+def _with_event_queue(prev: ModelState) -> bool:
+    zk = prev.cluster.zk
+    return zk is not None and zk.controller_id is not None
+
+
+def completed_after_isr_shrank_mid_run(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """zk with the event queue: step U decided the reassignment complete on ZooKeeper's ISR, then the leader (another
+    process) shrank the ISR before the run ended; the run completes with a target replica out of the ISR."""
+    if not _with_event_queue(prev):
+        return False
+    after = label.after or nxt.cluster
+    parts = list(after.partitions())
+    return any(e.kind == "completed" and e.requested is not None and set(e.requested) <= set(parts[e.index][2].replicas)
+               and not set(e.requested) <= set(parts[e.index][2].isr) for e in label.endings)
+
+
+def leader_removed_after_isr_shrank_mid_run(prev: ModelState, label: Transition, nxt: ModelState) -> bool:
+    """zk with the event queue: after step U decided on ZooKeeper's ISR, the leader shrank the ISR to itself, so B3
+    found no target replica to elect and B4 took the leader (a removing replica) offline: no leader, while an
+    assigned replica is live and in sync (OfflineReplica elects no one; it keeps the last ISR member)."""
+    if not _with_event_queue(prev) or _action_name(label) != "ControllerStep":
+        return False
+    after = label.after or nxt.cluster
+    for (_, _, p), (_, _, q) in zip(prev.cluster.partitions(), after.partitions()):
+        if p.leader != NO_LEADER and q.leader == NO_LEADER and p.leader in q.removing:
+            return True
+    return False
+
+
 # -- the declarations ------------------------------------------------------------------------------
 
 KRAFT = ("kraft", "kraft-3.7")
@@ -461,6 +515,12 @@ def _at(brokers: int = 3, reassigns: int = 1, cancels: int = 0, failures: int = 
 
 
 QUOTA_AT = {"config": "small"}  # the quota profiles' default configuration (checker/models/quota.py)
+#: the quota as clients meet it (issue 26): the quota-handlers profiles at a [quota_handlers] table
+QUOTA_HANDLERS = ("kip599-handlers", "kip599-handlers-rate")
+
+
+def _handlers_at(**table: Any) -> dict[str, Any]:
+    return {"config": "handlers", "quota_handlers": {"handlers": 1, "quota_changes": [], **table}}
 
 FINDINGS: tuple[Finding, ...] = (
     # kraft, kraft-3.7
@@ -485,6 +545,13 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("merged_order", "cancel_restores_original_order", KRAFT + ("zk", "kip455"), cancel_keeps_merged_order,
             "A cancel restores the original set in the current merged order: the preferred leader may change.",
             _at(cancels=1)),
+    Finding("growing_override_drops_requested", "completion_reaches_target", KRAFT, growing_override_drops_requested,
+            "An override to a superset of the current replicas ([1,2] -> [1,3] -> [1,2,3]) plans no additions or "
+            "removals, so KRaft keeps the first request's lists and the completion removes the original replica the "
+            "override asked to keep.", {**_at(reassigns=2), "targets": ((1, 3), (1, 2, 3))}),
+    Finding("growing_override_drops_requested", "replication_factor_restored", KRAFT, growing_override_drops_requested,
+            "The same completion leaves fewer replicas than requested.",
+            {**_at(reassigns=2), "targets": ((1, 3), (1, 2, 3))}),
     # kraft-3.7, kip455
     # kraft from 4.3 (KAFKA-19975 brought 3.7's completion rule back unless the replication factor shrinks)
     Finding("completion_ignores_non_adding_target", "completion_reaches_target", ("kraft", "kraft-3.7", "kip455"),
@@ -558,6 +625,23 @@ FINDINGS: tuple[Finding, ...] = (
             "--execute of an override rewrites the topic's throttles for the new target before the controller's "
             "step U applies it: the move still running to the previous target loses its follower throttle.",
             {**_at(reassigns=2), "throttles": True}),
+    # tools and automation acting beside the controller (bounds: actors; spec/actor_properties.py)
+    Finding("rebalancer_acted_on_stale_read", "rebalancer_acts_on_what_is_there", ALL, AP.rebalancer_acted_on_stale_read,
+            "AlterPartitionReassignments carries no precondition: a rebalancer that read a partition idle moves it "
+            "over a reassignment started since (zk also: one accepted but not yet listed before step U).",
+            {**_at(reassigns=2), "actors": ("rebalancer",)}),
+    *(Finding("auto_throttler_wrote_stale_cache", prop, ALL, sig,
+              "An auto-throttler writes back the throttles it cached before a move started: the move loses its "
+              "throttled replicas and broker rates (cruise-control#1511).",
+              {**_at(brokers=2), "rf": 1, "throttles": True, "actors": ("auto-throttler",)})
+      for prop, sig in (("actor_writes_keep_moving_throttles", AP.auto_throttler_wrote_stale_cache),
+                        ("moving_replicas_throttled", AP.cache_written_without_moving_throttle))),
+    *(Finding("verify_cleared_after_listing_nothing", prop, ALL, sig,
+              "--verify lists the reassignments and clears every throttle in two requests: another operator's "
+              "--execute in between loses its throttles while its move runs.",
+              {**_at(brokers=2), "rf": 1, "throttles": True, "actors": ("second-operator",)})
+      for prop, sig in (("actor_writes_keep_moving_throttles", AP.verify_cleared_after_listing_nothing),
+                        ("moving_replicas_throttled", AP.cleared_by_verify_that_listed_nothing))),
     Finding("created_with_reassigning_replica_count", "created_partitions_get_replication_factor",
             KRAFT + ("kip455",), created_with_reassigning_replica_count,
             "CreatePartitions copies partition 0's replica count, adding and removing replicas included: new "
@@ -594,6 +678,18 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("removed_replica_log_deleted", "no_in_sync_log_deleted", ("kip455",), removed_replica_log_deleted_in_isr,
             "Completion removes RR from R while the ISR still lists them; a removed replica's broker deletes "
             "its log while it is in the ISR.", {**_at(), "broker_replicas": True}),
+    # zk with the controller's identity and event queue (bounds: zk_events; reference/zk_events.py)
+    Finding("isr_shrinks_after_completion_decided", "completion_reaches_target", ("zk",),
+            completed_after_isr_shrank_mid_run,
+            "Step U decides completion on ZooKeeper's ISR; a leader's own ISR shrink (IBP < 2.7) lands while the "
+            "rest of the run waits, its notification queued behind it: the reassignment completes with a target "
+            "replica out of the ISR.", {**_at(reassigns=1, failovers=1), "zk_versions": True, "zk_events": True}),
+    Finding("isr_shrinks_after_completion_decided", "admin_action_keeps_a_leader", ("zk",),
+            leader_removed_after_isr_shrank_mid_run,
+            "The same race with every target replica shrunk out: B3 finds no in-sync target to elect, B4 takes the "
+            "leader (a removing replica) offline and elects no one; the partition is leaderless (even when a "
+            "target replica rejoined the ISR in between).",
+            {**_at(reassigns=1, failovers=1), "zk_versions": True, "zk_events": True}),
     # kraft, kraft-3.7 with the controller's own actions (docs/kafka.md)
     Finding("fenced_leader_keeps_leadership", "restart_moves_leadership", KRAFT, fenced_leader_keeps_leadership,
             "A broker that restarts and re-registers before the controller fenced its expired session keeps "
@@ -615,6 +711,33 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("draft_starves_large_topic", Q.LARGE_TOPIC_EVENTUALLY_ADMITTED, ("kip599-draft",),
             draft_never_admits_large_topic,
             "Under the draft rule a topic larger than the burst is never admitted.", QUOTA_AT),
+    # kip599-handlers, kip599-handlers-rate with the client capabilities (issue 26; spec/quota_client_properties.py)
+    Finding("throttle_rounded_down", QC.RETRY_AFTER_THROTTLE_TIME_ADMITTED, ("kip599-handlers",),
+            QC.retry_rejected_by_rounding,
+            "Math.round(-tokens / rate x 1000) rounds the wait down when the rate does not divide 1000 ms: the retry "
+            "comes a fraction of a ms early and is rejected again, with a throttle time of 0.",
+            _handlers_at(rate=3, ticks=[1000], horizon_ms=1000, retry=True)),
+    Finding("rate_window_outlasts_throttle", QC.RETRY_AFTER_THROTTLE_TIME_ADMITTED, ("kip599-handlers-rate",),
+            QC.retry_rejected_by_rate_window,
+            "The Rate's throttle time ((O - T) / T x W) assumes its window W grows by the wait, but W was raised "
+            "to samples - 1 whole windows that had not elapsed: the wait only fills that floor, and the retry "
+            "meets the Rate as far over the quota as before.",
+            _handlers_at(horizon_ms=1000, retry=True)),
+    Finding("samples_expire_before_throttle_ends", QC.THROTTLE_TIME_NOT_TOO_LONG, ("kip599-handlers-rate",),
+            QC.throttle_outlasts_sample_expiry,
+            "The Rate's samples expire samples x window after their last event, sooner than the throttle time "
+            "(which assumes they stay): the quota is within before the client was told it would be.",
+            _handlers_at(horizon_ms=1000, retry=True)),
+    Finding("kraft_validate_only_consumes_quota", QC.VALIDATE_ONLY_NEVER_CONSUMES_QUOTA, QUOTA_HANDLERS,
+            QC.validate_only_consumed,
+            "KRaft applies the mutation quota (check and record) before the controller drops a validateOnly "
+            "request's records: a dry run uses up the principal's quota.",
+            _handlers_at(horizon_ms=0, validate_only_sizes=[1])),
+    Finding("zk_validate_only_skips_quota", QC.VALIDATE_ONLY_ANSWERS_LIKE_THE_REQUEST, QUOTA_HANDLERS,
+            QC.validate_only_skips_quota,
+            "ZkAdminManager records (and so checks) the quota only when it writes: a validateOnly request is "
+            "answered success while the same request would get THROTTLING_QUOTA_EXCEEDED.",
+            _handlers_at(horizon_ms=0, validate_only_sizes=[1], controller="zk")),
 )
 
 

@@ -126,6 +126,20 @@ class ReplicaLog:
         d[broker] = log
         return replace(self, logs=tuple(sorted(d.items())))
 
+    def shared_with_leader(self, leader: int, broker: int) -> int:
+        """How many records `broker`'s log shares with the leader's (their common prefix)."""
+        return common_prefix_len(self.log_of(leader), self.log_of(broker))
+
+
+def common_prefix_len(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """The length of the longest common prefix of two logs (records are their leader epochs)."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
 
 @dataclass(frozen=True, slots=True)
 class Partition:
@@ -190,7 +204,7 @@ class ZkController:
     """
 
     #: added after the JSON form was fixed: omitted from JSON at their default (older files stay identical)
-    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("leadership", "deleting")
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("leadership", "deleting", "controller_id")
 
     active: bool = True  # an active controller exists (False between a crash and the next election)
     epoch: int = 1  # controller epoch, bumped at every failover
@@ -207,6 +221,9 @@ class ZkController:
     leadership: tuple[tuple[str, int, int, tuple[int, ...], int], ...] | None = None
     # topics queued for deletion (/admin/delete_topics, TopicDeletionManager; bounds: delete_topic)
     deleting: tuple[str, ...] = ()
+    # the broker that is (active) or last was (not active) the controller, /controller's brokerid
+    # (bounds: zk_events; None: the controller's identity is not modelled)
+    controller_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,12 +294,51 @@ class ReplicationThrottles:
 
 
 @dataclass(frozen=True, slots=True)
+class ActorMemory:
+    """What the tools and automation acting beside the controller remember between two of their steps
+    (bounds: actors; reference/actors.py). Each field belongs to one actor and is None / empty when
+    that actor is not modelled or remembers nothing.
+
+    `snapshot` (rebalancer): the reassignments it listed when it last read, (topic, partition, target
+    replicas) sorted; () = it read and saw none moving, None = nothing read (or already acted on).
+    `cache` (auto-throttler): the throttled replicas and rated brokers it computed from the moves it
+    saw when it last read; None = never read. `written`: what it last wrote back (None: nothing yet).
+    `verifies` (second-operator): (operator, its --verify listed a reassignment in progress, that --verify
+    has finished: cleared the throttles, or had nothing to clear), one entry per operator whose --verify
+    has listed, sorted.
+    """
+
+    snapshot: tuple[tuple[str, int, tuple[int, ...]], ...] | None = None
+    cache: ReplicationThrottles | None = None
+    written: ReplicationThrottles | None = None
+    verifies: tuple[tuple[int, bool, bool], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerIsr:
+    """The partition leaders' ISR maintenance and the followers' fetchers (bounds: broker_isr; reference/broker_isr.py).
+
+    `lagging`: (topic, partition, follower) whose last caught-up time is older than replica.lag.time.max.ms
+    (Replica.isCaughtUp is false unless its log end equals the leader's), sorted.
+    `inflight`: the leaders' AlterPartition requests not yet answered, at most one per partition (Partition's
+    PendingExpandIsr / PendingShrinkIsr): (topic, partition, leader, new ISR, the joining broker or -1 for a
+    shrink, leader epochs behind (0/1), partition epochs behind (0/1)), sorted; behind > 0: the partition
+    changed since it was sent, so the leader has reset to the committed ISR and the controller will refuse it.
+    `fetchers`: (broker, topic, partition) whose replica fetcher runs, sorted (with broker_replicas; None without).
+    """
+
+    lagging: tuple[tuple[str, int, int], ...] = ()
+    inflight: tuple[tuple[str, int, int, tuple[int, ...], int, int, int], ...] = ()
+    fetchers: tuple[tuple[int, str, int], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterState:
     """The whole model state. Brokers sorted by id, topics sorted by name."""
 
     #: fields added after the JSON form was fixed: omitted from JSON while they hold their default,
     #: so that older trace and state files stay byte-identical and still decode
-    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles", "hosted", "requests")
+    OPTIONAL_JSON_FIELDS: ClassVar[tuple[str, ...]] = ("throttles", "hosted", "requests", "actors", "broker_isr")
 
     brokers: tuple[Broker, ...]
     topics: tuple[Topic, ...]
@@ -294,6 +350,10 @@ class ClusterState:
     hosted: tuple[tuple[int, str, int], ...] | None = None
     # `zk` with broker_replicas: the controller's requests in flight and the brokers' memory; None otherwise
     requests: BrokerRequests | None = None
+    # what the tools and automation acting beside the controller remember (bounds: actors); None otherwise
+    actors: ActorMemory | None = None
+    # the leaders' ISR maintenance and the followers' fetchers (bounds: broker_isr = true); None when off
+    broker_isr: BrokerIsr | None = None
 
     # -- lookups ---------------------------------------------------------
     def broker(self, broker_id: int) -> Broker | None:
@@ -373,7 +433,10 @@ def make_cluster(
 
 __all__ = [
     "NO_LEADER",
+    "common_prefix_len",
+    "ActorMemory",
     "Broker",
+    "BrokerIsr",
     "BrokerRequests",
     "ClusterState",
     "ControlRequest",

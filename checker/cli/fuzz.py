@@ -71,9 +71,10 @@ def register(parser: argparse.ArgumentParser) -> None:
 def _bounds(args: argparse.Namespace) -> Any:
     kind = model_kind(args.profile)
     if kind == QUOTA:
-        from kreassign.checker.models.quota import default_quota_bounds
+        from kreassign.checker.models.quota import default_quota_bounds, quota_bounds_for_check
 
-        return default_quota_bounds(args.profile)
+        bounds = quota_bounds_for_check(args.profile, args.config)  # the handlers profiles: [quota_handlers]
+        return bounds if bounds is not None else default_quota_bounds(args.profile)
     base = None
     if args.config:
         base, _ = load_config(args.config)

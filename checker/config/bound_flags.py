@@ -14,7 +14,7 @@ BOUND_FLAGS = ("brokers", "partitions", "rf", "reassigns", "cancels", "failures"
                "create_partitions", "min_insync")
 #: switches of the issue-14 capabilities (bounds.py documents them)
 CAPABILITY_SWITCHES = ("broker_view", "throttles", "fair", "broker_replicas", "leader_balance", "delete_topic",
-                       "zk_versions")
+                       "zk_versions", "znode_batch", "zk_events", "broker_isr")
 
 
 def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,11 +40,23 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the controller's periodic preferred-leader balancing (auto.leader.rebalance.enable)")
     parser.add_argument("--zk-versions", action="store_true", default=None,
                         help="zk: the controller's cached leader/ISR with zkVersions; check what the controller remembers")
+    parser.add_argument("--znode-batch", action="store_true", default=None,
+                        help="zk: /admin/reassign_partitions batches and the forced cancel (delete it, bounce the "
+                        "controller); needs --znode and --partitions >= 2")
+    parser.add_argument("--zk-events", action="store_true", default=None,
+                        help="zk: the controller's identity (resign / elect, from the failovers budget) and its "
+                        "event queue (with --zk-versions, ISR notifications wait behind the run)")
+    parser.add_argument("--broker-isr", action="store_true", default=None,
+                        help="kraft/zk: the leaders' ISR maintenance (fetches, lag, expiry, AlterPartition in flight; "
+                        "turns on --replication; with --broker-replicas, the followers' fetchers)")
     parser.add_argument("--delete-topic", action="store_true", default=None,
                         help="the admin may delete the topic during a reassignment (zk: deferred until it ends)")
     parser.add_argument("--elr", choices=("on", "off"),
                         help="kraft: eligible leader replicas (KIP-966; default: what the Kafka release formats a new "
                         "cluster with, on from 4.1)")
+    parser.add_argument("--actors", metavar="A,B",
+                        help="tools and automation acting beside the controller: rebalancer, auto-throttler, "
+                        "second-operator (these two need --throttles), bad-plans")
     parser.add_argument("--kraft-actions", metavar="A,B",
                         help="kraft: also explore the controller's own actions: controlled-shutdown, restart, "
                         "balance-leaders, elect-unclean (docs/kafka.md)")
@@ -74,6 +86,8 @@ def bound_overrides(args: argparse.Namespace) -> dict[str, Any]:
             out["kafka_version"] = parse_version(args.kafka_version)
         except ValueError as e:
             raise ConfigError(f"--kafka-version: {e}") from None
+    if getattr(args, "actors", None):
+        out["actors"] = [a.strip() for a in args.actors.split(",") if a.strip()]
     if getattr(args, "kraft_actions", None):
         out["kraft_actions"] = [a.strip() for a in args.kraft_actions.split(",") if a.strip()]
     for flag in ("unclean", "replication", "znode") + CAPABILITY_SWITCHES:

@@ -36,6 +36,17 @@ A TOML config holds one `[bounds]` table (and optionally `[profiles]`):
     elr = ""               # kraft: eligible leader replicas (KIP-966) "on" or "off" (default: what the
                            # release formats a new cluster with at its metadata.version)
     min_insync = 1         # the topic's min.insync.replicas (ELR's bound)
+    actors = []            # tools and automation acting beside the controller, from "rebalancer",
+                           # "auto-throttler", "second-operator" (these two need throttles), "bad-plans"
+    broker_isr = false     # kraft/zk: the leaders' ISR maintenance (fetches, lag, expiry, AlterPartition in
+                           # flight, KIP-497 maximal ISR) in place of LeaderExpandIsr/LeaderShrinkIsr; turns
+                           # the replication layer on; with broker_replicas, the followers' fetchers
+    znode_batch = false    # zk: /admin/reassign_partitions written as one batch of every partition
+                           # (ZnodeReassignBatch, needs znode and partitions >= 2) and the forced cancel
+                           # before KIP-455 (ZnodeDelete, then ControllerFailover); its properties
+    zk_events = false      # zk: the controller's identity (ControllerResign / ControllerElect(b) in place of
+                           # ControllerFailover, from the failovers budget) and its event queue (with
+                           # zk_versions, leaders' ISR writes whose notifications wait behind the run)
 
 Every key is checked: an unknown key, a wrong type or an out-of-range value is an
 error that names the key.
@@ -100,6 +111,10 @@ class Bounds:
     kafka_version: str = ""  # "" = the newest release (spec/kafka_releases.py)
     elr: str = ""  # "", "on" or "off"
     min_insync: int = 1
+    actors: tuple[str, ...] = ()  # in ACTOR_NAMES' order (normalized below)
+    broker_isr: bool = False
+    znode_batch: bool = False
+    zk_events: bool = False
 
     def __post_init__(self) -> None:
         for name in ("brokers", "partitions", "rf", "reassigns", "cancels", "failures", "failovers", "log_length",
@@ -112,6 +127,10 @@ class Bounds:
         for name in ("reassigns", "cancels", "failures", "failovers", "log_length", "create_partitions"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative, got {getattr(self, name)}")
+        if self.znode_batch and not self.znode:
+            raise ConfigError("znode_batch: needs znode = true (the batch is written to /admin/reassign_partitions)")
+        if self.znode_batch and self.partitions < 2:
+            raise ConfigError(f"znode_batch: needs partitions >= 2 (a batch names several), got {self.partitions}")
         if self.rf > self.brokers:
             raise ConfigError(f"rf: {self.rf} is larger than the number of brokers ({self.brokers})")
         if not 1 <= self.min_insync <= MAX_BOUND:
@@ -142,6 +161,20 @@ class Bounds:
             raise ConfigError(f"targets: expected \"all\", \"permutations\" or a list of replica lists, got {self.targets!r}")
         if self.initial is not None and len(self.initial) != self.partitions:
             raise ConfigError(f"initial: {len(self.initial)} replica lists for {self.partitions} partitions")
+        if self.actors:
+            from kreassign.reference.actors import ACTOR_NAMES, THROTTLE_ACTORS
+
+            unknown = [a for a in self.actors if a not in ACTOR_NAMES]
+            if unknown:
+                raise ConfigError(f"actors: unknown actor(s) {short(', '.join(map(str, unknown)))} "
+                                  f"(known: {', '.join(ACTOR_NAMES)})")
+            needs = [a for a in self.actors if a in THROTTLE_ACTORS]
+            if needs and not self.throttles:
+                raise ConfigError(f"actors: {', '.join(needs)} manage(s) the tool's throttles: needs throttles = true")
+            if "rebalancer" in self.actors and self.throttles:
+                raise ConfigError("actors: the rebalancer sends AlterPartitionReassignments without the tool's "
+                                  "throttles; not modelled together with throttles = true")
+            object.__setattr__(self, "actors", tuple(a for a in ACTOR_NAMES if a in self.actors))
         if self.kraft_actions:
             from kreassign.reference.kraft import CONTROLLER_ACTIONS
 
@@ -180,7 +213,8 @@ _TYPES = {f.name: f.type for f in fields(Bounds)}
 
 #: keys added after trace files fixed the bounds' JSON form (omitted from it at their default)
 OPTIONAL_KEYS = ("broker_view", "throttles", "create_partitions", "fair", "broker_replicas", "leader_balance",
-                 "kraft_actions", "delete_topic", "zk_versions", "kafka_version", "elr", "min_insync")
+                 "kraft_actions", "delete_topic", "zk_versions", "kafka_version", "elr", "min_insync", "actors", "broker_isr",
+                 "znode_batch", "zk_events")
 
 
 def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where: str = "bounds") -> Bounds:
@@ -210,7 +244,7 @@ def bounds_from_mapping(data: dict[str, Any], base: Bounds | None = None, where:
         elif isinstance(default, str) and key != "targets":
             if not isinstance(v, str):
                 raise ConfigError(f"{where}.{key}: expected a string, got {short(v)}")
-        elif key in ("elections", "kraft_actions"):
+        elif key in ("elections", "kraft_actions", "actors"):
             if not isinstance(v, list) or not all(isinstance(e, str) for e in v):
                 raise ConfigError(f"{where}.{key}: expected a list of strings, got {short(v)}")
             v = tuple(v)

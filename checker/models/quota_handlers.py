@@ -19,6 +19,12 @@ mutations), `Record(handler)` (non-atomic only), `AlterQuota(rate)`.
 Every rule is the reference's (reference/quota.py, reference/quota_rate.py); the strategies a
 test replaces are `atomic` (check and record in one step) and `follows_quota_changes`.
 
+The quota as clients meet it (issue 26; off by default; reference/quota_retry.py): with `retry` a client
+given a throttle time waits exactly that long and sends the same request again (`RetryAfterThrottle`);
+`permissive_sizes` adds old clients (`SendOld`, permissive), `validate_only_sizes` validateOnly CreateTopics
+(`SendValidateOnly`) accounted as `controller` ("kraft" or "zk") does; their properties are
+spec/quota_client_properties.py's, judged on the `client` ghost.
+
 As profiles of `kreassign check` (docs/quota.md): `kip599-handlers` (the token bucket) and
 `kip599-handlers-rate` (the Rate sensor), at `DEFAULT_CHECK_CONFIG` or a TOML `[quota_handlers]`
 table (`config_from_mapping`, which also reads a trace's bounds back for `show` / `replay`).
@@ -34,6 +40,8 @@ from typing import Any
 from kreassign.checker.explore.protocol import Model
 from kreassign.reference import quota as ref
 from kreassign.reference import quota_rate
+from kreassign.reference import quota_retry as qr
+from kreassign.spec import quota_client_properties as qc
 from kreassign.spec.properties import Property
 from kreassign.spec.quota import check_rate, number_from_json, number_to_json
 
@@ -73,6 +81,13 @@ class HandlersConfig:
     sensor: str = TOKEN_BUCKET
     atomic: bool = True  # Kafka: check and record under `quotaSensor synchronized`
     follows_quota_changes: bool = True  # Kafka: updateQuotaMetricConfigs / per-request resolution
+    # -- the quota as clients meet it (issue 26; off by default; reference/quota_retry.py) --
+    retry: bool = False  # a throttled client waits exactly throttle_time_ms, then sends the same request again
+    permissive_sizes: tuple[int, ...] = ()  # old clients' requests (permissive: recorded, never rejected)
+    validate_only_sizes: tuple[int, ...] = ()  # strict validateOnly CreateTopics of these many partitions
+    controller: str = ref.KRAFT  # whose validateOnly accounting: "kraft" or "zk"
+    throttle: str = "kafka"  # the token bucket's throttle time (broken variants: "seconds", "until_full")
+    validate_only_accounting: str | None = None  # None: the controller's (a variant: "check_only")
 
     def __post_init__(self) -> None:
         """Every field checked; a ValueError names the first bad one (`kreassign check` exits 2)."""
@@ -94,9 +109,36 @@ class HandlersConfig:
             raise ValueError(f"quota_changes: expected a list of at most {MAX_CHOICES} rates, got {self.quota_changes!r}")
         object.__setattr__(self, "quota_changes", tuple(
             None if r is None else check_rate(r, f"quota_changes[{i}]") for i, r in enumerate(self.quota_changes)))
-        for name in ("atomic", "follows_quota_changes"):
+        for name in ("atomic", "follows_quota_changes", "retry"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: expected true or false, got {getattr(self, name)!r}")
+        for name in ("permissive_sizes", "validate_only_sizes"):
+            v = getattr(self, name)
+            object.__setattr__(self, name, () if isinstance(v, tuple | list) and not v else _int_tuple(v, name))
+        if self.controller not in ref.CONTROLLERS:
+            raise ValueError(f"controller: expected one of {', '.join(ref.CONTROLLERS)}, got {self.controller!r}")
+        if self.throttle not in qr.BUCKET_THROTTLES:
+            raise ValueError(f"throttle: expected one of {', '.join(qr.BUCKET_THROTTLES)}, got {self.throttle!r}")
+        if self.throttle != "kafka" and self.sensor != TOKEN_BUCKET:
+            raise ValueError(f"throttle: {self.throttle!r} is a token bucket's throttle; the Rate has its own")
+        if self.validate_only_accounting is not None and self.validate_only_accounting not in qr.VALIDATE_ONLY_ACCOUNTING:
+            raise ValueError(f"validate_only_accounting: expected one of {', '.join(qr.VALIDATE_ONLY_ACCOUNTING)}, "
+                             f"got {self.validate_only_accounting!r}")
+        if self.clients and not self.atomic:
+            raise ValueError("retry: the client capabilities (retry, permissive_sizes, validate_only_sizes) need "
+                             "atomic = true")
+
+    @property
+    def clients(self) -> bool:
+        """Is a client capability on (retry, old clients, validateOnly requests)?"""
+        return self.retry or bool(self.permissive_sizes) or bool(self.validate_only_sizes)
+
+    @property
+    def accounting(self) -> qr.ValidateOnlyAccounting:
+        """How validateOnly requests meet the quota: the controller's, or the variant's."""
+        if self.validate_only_accounting is not None:
+            return qr.VALIDATE_ONLY_ACCOUNTING[self.validate_only_accounting]
+        return qr.controller_accounting(self.controller)
 
     @property
     def profile(self) -> str:
@@ -107,13 +149,27 @@ class HandlersConfig:
         return {"rate": number_to_json(self.rate), "samples": self.samples, "window_ms": self.window_ms,
                 "sizes": list(self.sizes), "handlers": self.handlers, "ticks": list(self.ticks),
                 "horizon_ms": self.horizon_ms, "quota_changes": [number_to_json(r) for r in self.quota_changes],
-                "sensor": self.sensor, "atomic": self.atomic, "follows_quota_changes": self.follows_quota_changes}
+                "sensor": self.sensor, "atomic": self.atomic, "follows_quota_changes": self.follows_quota_changes,
+                **self._client_fields()}
+
+    def _client_fields(self) -> dict[str, Any]:
+        """The client capabilities' fields that differ from their defaults (so a default config describes as before)."""
+        out: dict[str, Any] = {}
+        for name, default in CLIENT_DEFAULTS.items():
+            v = getattr(self, name)
+            if v != default:
+                out[name] = list(v) if isinstance(v, tuple) else v
+        return out
 
 
 #: the bounds a user may set (TOML `[quota_handlers]`); a trace's bounds may also name the sensor and
 #: the two strategies (so that a broken variant's trace can be rebuilt), a TOML table may not
-USER_FIELDS = ("rate", "samples", "window_ms", "sizes", "handlers", "ticks", "horizon_ms", "quota_changes")
-VARIANT_FIELDS = ("sensor", "atomic", "follows_quota_changes")
+USER_FIELDS = ("rate", "samples", "window_ms", "sizes", "handlers", "ticks", "horizon_ms", "quota_changes",
+               "retry", "permissive_sizes", "validate_only_sizes", "controller")
+VARIANT_FIELDS = ("sensor", "atomic", "follows_quota_changes", "throttle", "validate_only_accounting")
+#: the client capabilities' fields and their defaults (off)
+CLIENT_DEFAULTS: dict[str, Any] = {"retry": False, "permissive_sizes": (), "validate_only_sizes": (),
+                                   "controller": ref.KRAFT, "throttle": "kafka", "validate_only_accounting": None}
 
 #: what `kreassign check --profile kip599-handlers[-rate]` explores without a [quota_handlers] table:
 #: two handlers, topics of 1 and 3 mutations, half and whole seconds, the quota lowered, raised, removed
@@ -170,6 +226,7 @@ class HState:
     sensor: quota_rate.RateSensor | None = None
     pending: tuple[int | None, ...] = ()  # per handler: the topic it checked and has yet to record
     throttled_unquoted: bool = False  # ghost: the last admission was throttled with no quota in force
+    client: qc.ClientGhost | None = None  # ghost of the client capabilities (None when they are off)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +252,35 @@ class Record:
 
     def __str__(self) -> str:
         return f"Record(handler {self.handler})"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAfterThrottle:
+    """The throttled client waits exactly the throttle_time_ms it was given (its connection is throttled,
+    KIP-219) and sends the same request again."""
+
+    def __str__(self) -> str:
+        return "RetryAfterThrottle()"
+
+
+@dataclass(frozen=True, slots=True)
+class SendOld:
+    """An old client (CreateTopics v5) creates a topic of n partitions: permissive."""
+
+    n: int
+
+    def __str__(self) -> str:
+        return f"SendOld({self.n} mutations)"
+
+
+@dataclass(frozen=True, slots=True)
+class SendValidateOnly:
+    """A new client sends CreateTopics v7 validateOnly for a topic of n partitions."""
+
+    n: int
+
+    def __str__(self) -> str:
+        return f"SendValidateOnly({self.n} mutations)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +320,8 @@ class QuotaHandlersModel(Model[HState, Any]):
 
     # -- the protocol --------------------------------------------------------------------------
     def init_states(self) -> Sequence[HState]:
-        return [HState(0, self.config.rate, None, pending=(None,) * self.config.handlers)]
+        return [HState(0, self.config.rate, None, pending=(None,) * self.config.handlers,
+                       client=qc.ClientGhost() if self.config.clients else None)]
 
     def actions(self, s: HState) -> Sequence[Any]:
         out: list[Any] = [Tick(ms) for ms in self.config.ticks if s.now_ms + ms <= self.config.horizon_ms]
@@ -244,6 +331,15 @@ class QuotaHandlersModel(Model[HState, Any]):
             else:
                 out.append(Record(h))
         out += [AlterQuota(r) for r in self.config.quota_changes if r != s.rate]
+        if self.config.clients:
+            # an old client sends while its quota is not violated (after a violation its channel is muted: it
+            # comes back through RetryAfterThrottle); this also bounds the overdraft to one request
+            if self.config.permissive_sizes and qr.within_quota(self._sensor(s), self._config(s), s.now_ms):
+                out += [SendOld(n) for n in self.config.permissive_sizes]
+            out += [SendValidateOnly(n) for n in self.config.validate_only_sizes]
+            retry = s.client.retry if s.client is not None else None
+            if self.config.retry and retry is not None and s.now_ms + retry[2] <= self.config.horizon_ms:
+                out.append(RetryAfterThrottle())
         return out
 
     def next_state(self, s: HState, a: Any) -> HState | None:
@@ -259,6 +355,8 @@ class QuotaHandlersModel(Model[HState, Any]):
 
     def _next(self, s: HState, a: Any) -> HState | None:
         s = replace(s, throttled_unquoted=False)
+        if self.config.clients:
+            return self._client_next(s, a)
         if isinstance(a, Tick):
             return replace(s, now_ms=s.now_ms + a.ms)
         if isinstance(a, AlterQuota):
@@ -281,7 +379,73 @@ class QuotaHandlersModel(Model[HState, Any]):
             return s if cfg is None else self._record(s, cfg, n)
         raise ValueError(f"not a quota-handlers action: {a!r}")
 
+    # -- the quota as clients meet it (reference/quota_retry.py) ---------------------------------------
+    def _sensor(self, s: HState) -> qr.Sensor:
+        return qr.Sensor(qr.RATE if self.config.sensor == RATE else qr.TOKEN_BUCKET, s.bucket, s.sensor)
+
+    def _with_sensor(self, s: HState, sensor: qr.Sensor, cfg: ref.QuotaConfig | None, recorded: bool) -> HState:
+        rate = (s.sensor_rate or cfg.rate) if (recorded and cfg is not None) else s.sensor_rate
+        return replace(s, bucket=sensor.bucket, sensor=sensor.rate, sensor_rate=rate)
+
+    def _answer(self, s: HState, n: int, strict: bool, ghost: qc.ClientGhost) -> HState:
+        """Send n mutations now (strict or permissive) through the reference; the retry ghost follows the answer."""
+        cfg = self._config(s)
+        throttle = qr.BUCKET_THROTTLES[self.config.throttle]
+        send = qr.strict if strict else qr.permissive
+        ans = send(self._sensor(s), cfg, n, s.now_ms, throttle)
+        nxt = self._with_sensor(s, ans.sensor, cfg, recorded=ans.admitted and cfg is not None)
+        throttled = not ans.admitted or ans.throttle_ms > 0
+        early = ans.throttle_ms > 0 and qr.within_quota(ans.sensor, cfg, s.now_ms + ans.throttle_ms - 1)
+        return replace(nxt, throttled_unquoted=not ans.admitted and s.rate is None,
+                       client=replace(ghost, retry=(n, strict, ans.throttle_ms) if throttled else None,
+                                      early_within=early))
+
+    def _client_next(self, s: HState, a: Any) -> HState | None:
+        """The transitions with the client capabilities on (Kafka's atomic check-then-record only)."""
+        prev = s.client or qc.ClientGhost()
+        s = replace(s, client=qc.ClientGhost())
+        if isinstance(a, Tick):
+            return replace(s, now_ms=s.now_ms + a.ms)
+        if isinstance(a, AlterQuota):
+            return replace(s, rate=a.rate, sensor_rate=a.rate if self.config.follows_quota_changes else s.sensor_rate)
+        if isinstance(a, Send):
+            return self._answer(s, a.n, True, qc.ClientGhost())
+        if isinstance(a, SendOld):
+            return self._answer(s, a.n, False, qc.ClientGhost())
+        if isinstance(a, RetryAfterThrottle):
+            if prev.retry is None:
+                return None
+            n, strict, wait = prev.retry
+            s = replace(s, now_ms=s.now_ms + wait)
+            cfg = self._config(s)
+            ok, t, _ = (True, 0, None) if cfg is None else qr.check(
+                self._sensor(s), cfg, s.now_ms, qr.BUCKET_THROTTLES[self.config.throttle])
+            return self._answer(s, n, strict, qc.ClientGhost(retried=(ok, t)))
+        if isinstance(a, SendValidateOnly):
+            cfg = self._config(s)
+            throttle = qr.BUCKET_THROTTLES[self.config.throttle]
+            before = self._sensor(s)
+            ans = qr.validate_only(before, cfg, a.n, s.now_ms, self.config.accounting, throttle)
+            real = qr.strict(before, cfg, a.n, s.now_ms, throttle)
+            consumed = qr.measured(before, cfg, s.now_ms) != qr.measured(ans.sensor, cfg, s.now_ms)
+            recorded = ans.admitted and self.config.accounting.recorded and cfg is not None
+            nxt = self._with_sensor(s, ans.sensor, cfg, recorded=recorded)
+            return replace(nxt, client=qc.ClientGhost(validate_only=(not ans.admitted, not real.admitted, consumed)))
+        raise ValueError(f"not a quota-handlers action: {a!r}")
+
     def properties(self) -> Sequence[Property]:
+        return self._kafka_properties() + self._client_properties()
+
+    def _client_properties(self) -> tuple[Property, ...]:
+        """The client capabilities' properties (spec/quota_client_properties.py), when they are on."""
+        out: tuple[Property, ...] = ()
+        if self.config.retry or self.config.permissive_sizes:
+            out += qc.retry_properties()
+        if self.config.validate_only_sizes:
+            out += qc.validate_only_properties()
+        return out
+
+    def _kafka_properties(self) -> tuple[Property, ...]:
         largest = max(self.config.sizes)
         burst = lambda r: ref.burst(ref.QuotaConfig(r, self.config.samples, self.config.window_ms))
 
@@ -359,7 +523,10 @@ class QuotaHandlersModel(Model[HState, Any]):
         else:
             out["tokens"] = None if s.bucket is None else number_to_json(s.bucket.tokens)
             out["bucket_updated_ms"] = None if s.bucket is None else s.bucket.last_update_ms
-        return {**out, "pending": list(s.pending), "throttled_unquoted": s.throttled_unquoted}
+        out = {**out, "pending": list(s.pending), "throttled_unquoted": s.throttled_unquoted}
+        if s.client is not None:
+            out["client"] = s.client.to_json()
+        return out
 
     def state_from_json(self, data: Any) -> HState:
         if not isinstance(data, dict):
@@ -376,9 +543,10 @@ class QuotaHandlersModel(Model[HState, Any]):
         pending = tuple(None if p is None else int(p) for p in data["pending"])
         if len(pending) != self.config.handlers:
             raise ValueError(f"pending: expected one entry per handler ({self.config.handlers}), got {len(pending)}")
+        client = qc.ClientGhost.from_json(data["client"]) if data.get("client") is not None else None
         return HState(int(data["now_ms"]), number_from_json(data["rate"], "rate"),
                       number_from_json(data["sensor_rate"], "sensor_rate"), bucket, sensor, pending,
-                      bool(data["throttled_unquoted"]))
+                      bool(data["throttled_unquoted"]), client)
 
     def action_to_json(self, a: Any) -> Any:
         if isinstance(a, Tick):
@@ -387,6 +555,10 @@ class QuotaHandlersModel(Model[HState, Any]):
             return {"type": "Send", "handler": a.handler, "n": a.n}
         if isinstance(a, Record):
             return {"type": "Record", "handler": a.handler}
+        if isinstance(a, RetryAfterThrottle):
+            return {"type": "RetryAfterThrottle"}
+        if isinstance(a, SendOld | SendValidateOnly):
+            return {"type": type(a).__name__, "n": a.n}
         return {"type": "AlterQuota", "rate": number_to_json(a.rate)}
 
     def action_from_json(self, data: Any) -> Any:
@@ -401,6 +573,13 @@ class QuotaHandlersModel(Model[HState, Any]):
             return Record(int(data["handler"]))
         if kind == "AlterQuota":
             return AlterQuota(number_from_json(data["rate"], "action.rate"))
+        if kind == "RetryAfterThrottle":
+            return RetryAfterThrottle()
+        if kind in ("SendOld", "SendValidateOnly"):
+            n = data.get("n")
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ValueError(f"action.n: expected a positive integer, got {n!r}")
+            return SendOld(n) if kind == "SendOld" else SendValidateOnly(n)
         raise ValueError(f"action.type: not a quota-handlers action: {kind!r}")
 
 
@@ -414,7 +593,10 @@ __all__ = [
     "HandlersConfig",
     "QuotaHandlersModel",
     "Record",
+    "RetryAfterThrottle",
     "Send",
+    "SendOld",
+    "SendValidateOnly",
     "Tick",
     "config_from_mapping",
     "default_config",

@@ -17,28 +17,37 @@ from typing import Any
 from kreassign.checker.config.bounds import Bounds, ConfigError
 from kreassign.checker.explore.protocol import Model
 from kreassign.reference import ActionSpace, Profile, broker_view, profile
+from kreassign.reference.actors import ActorRules
+from kreassign.reference.broker_isr import LeaderIsrManager, with_broker_isr
 from kreassign.reference.broker_replicas import BrokerReplicaManager, with_broker_replicas
 from kreassign.reference.capabilities import CAPABILITY_ACTIONS, Capabilities
 from kreassign.reference.throttles import ReassignTool
 from kreassign.reference.topic_changes import RfRule, partition_zero_replicas, topic_deletion_actions
 from kreassign.reference.zk_controller import stale_versions_coincide, with_leadership_cache
+from kreassign.reference.zk_events import controller_identity_actions, reset_context, with_controller_identity
+from kreassign.reference.zk_znode_batch import znode_batch_actions
 from kreassign.spec import actions as A
+from kreassign.spec.actor_properties import actor_properties
+from kreassign.spec.broker_isr_properties import BROKER_ISR_PROPERTIES
 from kreassign.spec.broker_replica_properties import BROKER_REPLICA_PROPERTIES
 from kreassign.spec.broker_view_properties import Reporters, broker_view_properties
 from kreassign.spec.codec import DecodeError, decode_action, from_json, state_from_json, to_json
+from kreassign.spec.awaited_replicas import awaited_property, words_of
 from kreassign.spec.fairness import FAIR_PROPERTIES
 from kreassign.spec.kraft_properties import KRAFT_CONTROLLER_PROPERTIES
 from kreassign.spec.messages import NONE, AlterPartitionReassignmentsResponse
 from kreassign.spec.reassign_properties import PROPERTIES, Ending, Ghost, ModelState, Transition
-from kreassign.spec.state import ClusterState, make_cluster, replace
+from kreassign.spec.state import ActorMemory, ClusterState, make_cluster, replace
 from kreassign.spec.throttle_properties import THROTTLE_PROPERTIES
 from kreassign.spec.topic_change_properties import (
     LEADER_BALANCE_PROPERTIES,
     TOPIC_CHANGE_PROPERTIES,
     topic_deletion_properties,
 )
+from kreassign.spec.zk_event_properties import zk_event_properties
 from kreassign.spec.zk_memory_properties import zk_memory_properties
 from kreassign.spec.zk_request_properties import ZK_REQUEST_PROPERTIES
+from kreassign.spec.znode_batch_properties import ZNODE_BATCH_LIVENESS, ZNODE_BATCH_PROPERTIES
 
 TOPIC = "t"
 REASSIGNS, CANCELS, FAILURES, FAILOVERS, CREATES = range(5)  # CREATES: only with bounds.create_partitions
@@ -105,10 +114,10 @@ def _normalize_partition(p):
 
 #: the budget slot each kind of action spends (a subclass spends its base's)
 SPENDS = (
-    (REASSIGNS, (A.Reassign, A.ZnodeReassign, A.ToolExecute)),
-    (CANCELS, (A.Cancel, A.CancelTopic, A.CancelAll, A.ToolCancel)),
+    (REASSIGNS, (A.Reassign, A.ZnodeReassign, A.ToolExecute, A.ZnodeReassignBatch)),
+    (CANCELS, (A.Cancel, A.CancelTopic, A.CancelAll, A.ToolCancel, A.ZnodeDelete)),
     (FAILURES, (A.BrokerFail,)),
-    (FAILOVERS, (A.ControllerFailover,)),
+    (FAILOVERS, (A.ControllerFailover, A.ControllerResign)),
     (CREATES, (A.CreatePartitions,)),
 )
 #: the admin's requests: the only actions whose answer changes a ghost (non-deferred profiles)
@@ -165,13 +174,25 @@ def for_release(p: Profile, b: Bounds, *, given: bool) -> Profile:
         raise ConfigError(f"{'elr' if b.elr else 'kafka_version'}: {e}") from None
 
 
+def check_broker_isr(profile_name: str, b: Bounds) -> None:
+    """broker_isr (reference/broker_isr.py) is modelled for the kraft profiles and zk, without the capabilities
+    that change the ISR or the partitions behind the leaders' back."""
+    if profile_name not in ("kraft", "kraft-3.7", "zk"):
+        raise ConfigError(f"broker_isr: modelled for kraft, kraft-3.7 and zk, not {profile_name!r}")
+    clashing = [k for k in ("zk_versions", "delete_topic", "create_partitions", "throttles", "znode_batch")
+                if getattr(b, k, False)]
+    if clashing:  # zk_versions: leaders write the ISR to ZooKeeper themselves (IBP < 2.7), not AlterPartition
+        raise ConfigError(f"broker_isr: not modelled together with {', '.join(clashing)}")
+
+
 class ReassignmentModel(Model[ModelState, Transition]):
     """Profile + bounds as a transition system over ModelState."""
 
     def __init__(self, profile_name: str | Profile = "kraft", bounds: Bounds | None = None, *,
                  tool: ReassignTool | None = None, reporters: Reporters | None = None,
                  rf_rule: RfRule = partition_zero_replicas, replicas: BrokerReplicaManager | None = None,
-                 balance_skips_reassigning: bool = False):
+                 balance_skips_reassigning: bool = False, isr: LeaderIsrManager | None = None,
+                 actors: ActorRules | None = None):
         # a Profile object may be passed directly, e.g. a deliberately broken variant in a test;
         # so may the reassignment tool (bounds.throttles) and the broker view (bounds.broker_view)
         self.tool = tool or ReassignTool()
@@ -180,7 +201,9 @@ class ReassignmentModel(Model[ModelState, Transition]):
         self.replicas = replicas or BrokerReplicaManager()  # brokers' logs (bounds.broker_replicas)
         self.balance_skips_reassigning = balance_skips_reassigning  # Kafka < 3.4 (KAFKA-10149)
         # the one dispatch of the capability actions, shared with the oracle and trace validation
-        self.capabilities = Capabilities(self.tool, rf_rule, self.replicas, balance_skips_reassigning)
+        self.capabilities = Capabilities(self.tool, rf_rule, self.replicas, balance_skips_reassigning,
+                                         isr=isr or LeaderIsrManager(),  # isr: the leaders' (bounds.broker_isr)
+                                         actors=actors or ActorRules())  # bounds.actors (reference/actors.py)
         self.profile = profile(profile_name) if isinstance(profile_name, str) else profile_name
         self.profile_name = self.profile.name
         self.bounds = bounds or Bounds()
@@ -194,16 +217,22 @@ class ReassignmentModel(Model[ModelState, Transition]):
             self.profile.controller_actions = b.kraft_actions
         if b.zk_versions and self.profile.name != "zk":
             raise ConfigError(f"zk_versions: applies to the zk profile only, not {self.profile_name!r}")
+        if b.zk_events and self.profile.name != "zk":
+            raise ConfigError(f"zk_events: applies to the zk profile only, not {self.profile_name!r}")
+        if b.znode_batch and self.profile.name != "zk":  # kip236 keeps no /admin/reassign_partitions content
+            raise ConfigError(f"znode_batch: applies to the zk profile only, not {self.profile_name!r}")
+        if b.broker_isr:  # reference/broker_isr.py
+            check_broker_isr(self.profile.name, b)
         targets = tuple((TOPIC, i, t) for i in range(b.partitions) for t in b.target_lists())
         self.space = ActionSpace(
             targets=targets,
             reassign=not b.throttles,  # with throttles the admin goes through the tool (ToolExecute ...)
             cancel=not b.throttles,
-            isr_changes=b.isr_changes,
+            isr_changes=b.isr_changes and not b.broker_isr,  # broker_isr: the leaders' own ISR maintenance
             failures=True,
-            failover=True,
+            failover=not b.zk_events,  # zk_events: ControllerResign, then ControllerElect(b), in its place
             elections=b.elections,
-            replication=b.replication,
+            replication=b.replication or b.broker_isr,
             log_length=b.log_length,
             znode=b.znode,
         )
@@ -223,15 +252,21 @@ class ReassignmentModel(Model[ModelState, Transition]):
             b.broker_ids,
             {TOPIC: b.initial_assignment()},
             unclean=[TOPIC] if b.unclean else [],
-            replication_layer=b.replication,
+            replication_layer=b.replication or b.broker_isr,
         )
         if b.min_insync != 1:  # the topic's min.insync.replicas (ELR's bound)
             cluster = replace(cluster, topics=tuple(replace(t, min_insync_replicas=b.min_insync) for t in cluster.topics))
         cluster = self.profile.initial_state(cluster)
         if b.zk_versions:  # the controller's cached leader/ISR (reference/zk_controller.py)
             cluster = with_leadership_cache(cluster)
+        if b.zk_events:  # the controller's identity (reference/zk_events.py)
+            cluster = with_controller_identity(cluster)
         if b.broker_replicas:
             cluster = with_broker_replicas(cluster)  # zk: with the controller's requests in flight
+        if b.broker_isr:
+            cluster = with_broker_isr(cluster)  # the leaders' ISR maintenance (after broker_replicas: fetchers)
+        if b.actors:  # what the tools and automation beside the controller remember (reference/actors.py)
+            cluster = replace(cluster, actors=ActorMemory())
         ghosts = tuple(Ghost() for _ in cluster.partitions())
         budget = (b.reassigns, b.cancels, b.failures, b.failovers)
         if b.create_partitions:
@@ -249,6 +284,8 @@ class ReassignmentModel(Model[ModelState, Transition]):
             if check_fetch and isinstance(a, A.LeaderExpandIsr) and not self.replicas.can_fetch(
                     state.cluster, a.topic, a.partition, a.broker):
                 continue  # a follower without the partition's log cannot fetch, so cannot join the ISR
+            if self.bounds.broker_isr and isinstance(a, A.FollowerFetch):
+                continue  # broker_isr: the followers' fetchers fetch (ReplicaFetch)
             slot = budget_slot(a)
             if slot is None or budget[slot] > 0:
                 out.append(a)
@@ -258,10 +295,11 @@ class ReassignmentModel(Model[ModelState, Transition]):
         """Actions of the issue-14 capabilities the bounds switch on (none by default)."""
         out: list[Any] = []
         if self.bounds.throttles:
-            out += [A.ToolExecute(t, i, r) for t, i, r in self.space.targets]
+            operators = "second-operator" in self.bounds.actors  # then --execute / --verify run tagged (actors)
+            out += [] if operators else [A.ToolExecute(t, i, r) for t, i, r in self.space.targets]
             parts = sorted({(t, i) for t, i, _ in self.space.targets})
             out += [A.ToolCancel(t, i) for t, i in parts]
-            out += [A.ToolVerify(t, i) for t, i in parts]
+            out += [] if operators else [A.ToolVerify(t, i) for t, i in parts]
         if self.bounds.create_partitions:
             out.append(A.CreatePartitions(TOPIC, len(state.cluster.topic(TOPIC).partitions) + 1))
         if self.bounds.broker_replicas:
@@ -271,11 +309,21 @@ class ReassignmentModel(Model[ModelState, Transition]):
             out.append(A.AutoLeaderBalance())  # offered when the periodic task would change something
         if self.bounds.delete_topic:
             out += topic_deletion_actions(state.cluster, (TOPIC,))
+        if self.bounds.znode_batch:
+            out += znode_batch_actions(state.cluster, self.space.targets)
+        if self.bounds.zk_events:
+            out += controller_identity_actions(state.cluster)
+        if self.bounds.broker_isr:
+            out += self.capabilities.isr.enabled(state.cluster)
+        if self.bounds.actors:
+            parts = sorted({(t, i) for t, i, _ in self.space.targets})
+            out += self.capabilities.actors.offered(state.cluster, self.bounds.actors, self.space.targets, parts,
+                                                    self.bounds.broker_ids)
         return out
 
     def apply(self, cluster: ClusterState, action: Any):
         """The reference's step for one action: the profile's, or a capability's (reference/capabilities.py)."""
-        if isinstance(action, CAPABILITY_ACTIONS):
+        if isinstance(action, CAPABILITY_ACTIONS) or cluster.broker_isr is not None:
             return self.capabilities.apply(self.profile, cluster, action)
         return self.profile.apply(cluster, action)
 
@@ -303,7 +351,7 @@ class ReassignmentModel(Model[ModelState, Transition]):
 
     def properties(self):
         props = list(PROPERTIES)
-        if not self.bounds.replication:
+        if not (self.bounds.replication or self.bounds.broker_isr):
             props = [p for p in props if p.name != "committed_records_kept"]
         if self.bounds.broker_view:
             props += broker_view_properties(self.reporters)
@@ -311,6 +359,7 @@ class ReassignmentModel(Model[ModelState, Transition]):
             props += THROTTLE_PROPERTIES
         if self.bounds.fair:
             props += FAIR_PROPERTIES
+            props.append(awaited_property(self.completion_words()))  # each release in its own words
         if self.bounds.create_partitions:
             props += TOPIC_CHANGE_PROPERTIES
         if self.bounds.broker_replicas:
@@ -319,13 +368,39 @@ class ReassignmentModel(Model[ModelState, Transition]):
                 props += ZK_REQUEST_PROPERTIES
         if self.bounds.leader_balance:
             props += LEADER_BALANCE_PROPERTIES
+        if self.bounds.broker_isr:
+            props += BROKER_ISR_PROPERTIES
         if self.bounds.zk_versions:
             props += zk_memory_properties(lambda c: self.apply(c, A.ControllerFailover()).state)
         if self.bounds.kraft_actions:
             props += KRAFT_CONTROLLER_PROPERTIES
         if self.bounds.delete_topic:
             props += topic_deletion_properties(deferred=self.profile.deferred_requests)
+        if self.bounds.znode_batch:
+            props += ZNODE_BATCH_PROPERTIES
+            if self.bounds.fair:
+                props.append(ZNODE_BATCH_LIVENESS)
+        if self.bounds.zk_events:
+            props += zk_event_properties(self._elect_from_zookeeper)
+        if self.bounds.actors:
+            props += actor_properties(self.bounds.actors)
         return props
+
+    def _elect_from_zookeeper(self, cluster: ClusterState, broker: int) -> ClusterState:
+        """zk_events: the model's own election of `broker` on the cluster stripped of the controller's context."""
+        forgotten = replace(cluster, zk=reset_context(cluster.zk))
+        return self.apply(forgotten, A.ControllerElect(broker)).state
+
+    def completion_words(self) -> str:
+        """The words of the profile's completion rule (spec/awaited_replicas.py); a variant of a profile (a planted
+        bug) is held to the words of the profile it varies."""
+        from kreassign.reference.kraft import Kraft37Profile
+
+        if follows_a_release(self.profile):
+            return words_of("kraft", self.profile.kafka_version)
+        if isinstance(self.profile, Kraft37Profile):
+            return words_of("kraft-3.7")
+        return words_of(self.profile.name)
 
     # -- ghosts --------------------------------------------------------------------------------------
     def ghosts_after(self, state: ModelState, action: Any, after: ClusterState, response: Any):

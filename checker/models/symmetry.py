@@ -89,7 +89,21 @@ def rename_cluster(c: ClusterState, pi: dict[int, int]) -> ClusterState:
                                          isr=_m(q.isr, pi), replicas=_m(q.replicas, pi), adding=_m(q.adding, pi),
                                          removing=_m(q.removing, pi)) for q in queue))
             for b, queue in req.queues)), known=tuple(sorted((pi.get(b, b), t, i, e, r) for b, t, i, e, r in req.known)))
-    return replace(c, brokers=brokers, topics=topics, zk=zk, kip236=k, throttles=th, hosted=hosted, requests=req)
+    actors = c.actors
+    if actors is not None:  # what the tools and automation remember names brokers too (bounds: actors)
+        actors = replace(actors, snapshot=None if actors.snapshot is None else tuple(
+            (t, i, _m(r, pi)) for t, i, r in actors.snapshot), cache=_rename_throttles(actors.cache, pi),
+            written=_rename_throttles(actors.written, pi))
+    return replace(c, brokers=brokers, topics=topics, zk=zk, kip236=k, throttles=th, hosted=hosted, requests=req,
+                   actors=actors)
+
+
+def _rename_throttles(th, pi: dict[int, int]):
+    if th is None:
+        return None
+    return replace(th, leader=tuple(sorted((t, i, pi.get(b, b)) for t, i, b in th.leader)),
+                   follower=tuple(sorted((t, i, pi.get(b, b)) for t, i, b in th.follower)),
+                   brokers=tuple(sorted(_m(th.brokers, pi))))
 
 
 def rename_state(s: ModelState, pi: dict[int, int]) -> ModelState:

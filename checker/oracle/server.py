@@ -632,7 +632,8 @@ def op_failover(p: Params) -> Any:
 #: the bounds keys `enabled_actions` takes in `capabilities` (docs/checking.md): those that add actions,
 #: and those that add none but are accepted so that a check's bounds can be passed as they are
 ENABLING_CAPABILITIES = ("throttles", "create_partitions", "broker_replicas", "leader_balance", "delete_topic",
-                         "kraft_actions", "zk_versions", "broker_view", "fair")
+                         "kraft_actions", "zk_versions", "broker_view", "fair", "broker_isr",
+                         "zk_events")
 
 
 def capability_model(p: Params, profile: Profile, state: ClusterState, space: ActionSpace) -> Any:
@@ -713,10 +714,17 @@ def capability_bounds(profile: Profile, state: ClusterState, action: Any) -> Any
     deleting = isinstance(action, A.TOPIC_DELETION_ACTIONS) or bool(state.zk is not None and state.zk.deleting)
     kraft_action = {A.BrokerControlledShutdown: "controlled-shutdown", A.BrokerRestart: "restart",
                     A.BalanceLeaders: "balance-leaders", A.ElectUncleanLeaders: "elect-unclean"}.get(type(action))
-    return Bounds(throttles=throttles, broker_replicas=state.hosted is not None, create_partitions=1 if creates else 0,
+    # znode_batch: a batch written, the znode deleted, or a znode that holds entries (zk)
+    batch = profile.name == "zk" and state.zk is not None and (
+        isinstance(action, A.ZNODE_BATCH_ACTIONS) or bool(state.zk.admin_znode))
+    znode_batch = {"znode": True, "znode_batch": True, "partitions": 2} if batch else {}
+    return Bounds(**znode_batch,
+                  throttles=throttles, broker_replicas=state.hosted is not None, create_partitions=1 if creates else 0,
+                  broker_isr=state.broker_isr is not None,
                   delete_topic=deleting and profile.name in ("kraft", "kraft-3.7", "zk") and not (
                       throttles or creates or state.hosted is not None),
                   zk_versions=profile.name == "zk" and state.zk is not None and state.zk.leadership is not None,
+                  zk_events=profile.name == "zk" and state.zk is not None and state.zk.controller_id is not None,
                   kraft_actions=(kraft_action,) if kraft_action and hasattr(profile, "controller_actions") else ())
 
 

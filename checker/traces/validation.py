@@ -511,6 +511,8 @@ class Validator:
             out += [A.ToolVerify(t, i) for t, i, _ in state.partitions()]
         if state.zk is not None and state.zk.deleting:  # zk: the controller resumes a queued deletion
             out += topic_deletion_actions(state, ())
+        if state.broker_isr is not None:  # the leaders' ISR maintenance and the followers' fetches (broker_isr)
+            out += CAPABILITIES.isr.enabled(state)
         return out
 
     @staticmethod

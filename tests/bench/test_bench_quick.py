@@ -31,6 +31,8 @@ SCRIPTS: dict[str, tuple[list[str], tuple[pytest.MarkDecorator, ...]]] = {
                          r"4 configurations, 0 failing"], ()),
     "issue14_capabilities.py": ([r"property +variant +bounds +verdict +length +seconds",
                                  r"no_stray_replicas .* violated", r"--quick: 1 slow row\(s\) left out"], ()),
+    "issue26_capabilities.py": ([r"capability +property +variant +profile +bounds +verdict +length +seconds",
+                                 r"6 liveness .* reassignment_completes_once_awaited_in_sync .* violated +3 "], ()),
     "kafka_lockstep.py": ([r"config +states +transitions +mismatches .* JVM start s", r"small +[\d,]+ +[\d,]+ +0 "],
                           (pytest.mark.kafka,)),
     "kafka_releases.py": ([r"release +metadata\.version +ELR +bounds +reference states +lockstep states",

@@ -70,6 +70,12 @@ def test_findings_name_known_properties_and_unique_names():
                                                                 broker_replicas=True,
                                                                 kraft_actions=("restart",))).properties()}
     names |= {p.name for p in ReassignmentModel("zk", Bounds(zk_versions=True, broker_replicas=True)).properties()}
+    from kreassign.checker.models import quota_handlers as qh  # the client capabilities (issue 26)
+    names |= {p.name for p in qh.QuotaHandlersModel(qh.HandlersConfig(retry=True, validate_only_sizes=(1,)))
+              .properties()}
+    names |= {p.name for p in ReassignmentModel("kraft", Bounds(throttles=True, actors=(  # the actors (issue 26)
+        "auto-throttler", "second-operator", "bad-plans"))).properties()}
+    names |= {p.name for p in ReassignmentModel("kraft", Bounds(actors=("rebalancer",))).properties()}
     seen = set()
     for f in F.FINDINGS:
         assert f.property in names, f.property

@@ -53,7 +53,7 @@ def test_every_property_and_the_kernels_signatures_have_a_per_partition_definiti
     assert set(PROPERTY_FORMS) == {p.predicate.__name__ for p in PROPERTIES}
     assert set(SIGNATURE_FORMS) == {"stale_adding_replica", "override_keeps_earlier_target", "stuck_on_stale_adding",
                                     "cancel_keeps_non_adding_replicas", "cancel_keeps_merged_order",
-                                    "completes_with_non_adding_target_out_of_isr"}
+                                    "completes_with_non_adding_target_out_of_isr", "growing_override_drops_requested"}
     for name, pred in FORMS.items():  # derived under the same module-level name, which pickles by reference
         assert pred.__name__ == name and getattr(__import__(pred.__module__, fromlist=["x"]), name) is pred
         assert pred.per_partition.at.__name__ == f"{name}_at"

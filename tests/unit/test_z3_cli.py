@@ -10,7 +10,7 @@ from kreassign.checker.traces.format import read_trace
 
 from kreassign.checker.z3.profiles import ENCODINGS, kraft_encoding
 from kreassign.cli import main
-from kreassign.spec.findings import known_violation
+from kreassign.spec import findings as F
 from kreassign.spec.kafka_releases import NEWEST
 
 
@@ -56,28 +56,34 @@ def test_the_kraft_rows_name_the_release_they_encode(tmp_path, capsys):
 
 def test_refutations_are_classified_by_the_release_encoded(tmp_path, capsys, monkeypatch):
     """Targets of any size: kraft completes onto fewer replicas than requested (an override that grows the
-    target plans no additions and no removals, and KRaft keeps the old lists). 3.8 - 4.2 promise
-    completion_reaches_target: unexpected (exit 1). From 4.3 the property has a declared finding,
-    completion_ignores_non_adding_target, but its signature (a retained target replica out of the ISR)
-    does not match this counterexample, so it is unexpected there too — classified by signature, as
-    `check` does, not by the property's name."""
+    target plans no additions and no removals, and KRaft keeps the old lists): the declared finding
+    growing_override_drops_requested, at every release. Classified by signature, as `check` does, not by the
+    property's name: without that finding, 4.3+'s completion_ignores_non_adding_target (a retained target
+    replica out of the ISR) does not match this counterexample, and the refutation is unexpected (exit 1)."""
     args = ["prove", "--profile", "kraft", "--targets", "any", "--max-brokers", "4",
             "--property", "completion_reaches_target", "--json", "--out", str(tmp_path)]
+    assert main(args) == 0  # 4.3+: this witness or a retained replica out of the ISR, both declared
+    data = json.loads(capsys.readouterr().out)
+    (row,) = [r for r in data["results"] if r["property"] == "completion_reaches_target"]
+    assert row["verdict"] == "refuted" and row["findings"]
+    assert set(row["findings"]) <= {"growing_override_drops_requested", "completion_ignores_non_adding_target"}
+    assert read_trace(row["counterexample"]).bounds["kafka_version"] == NEWEST
+
+    monkeypatch.setitem(ENCODINGS, "kraft", kraft_encoding("3.9.2"))
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    (row,) = [r for r in data["results"] if r["property"] == "completion_reaches_target"]
+    assert row["findings"] == ["growing_override_drops_requested"]
+    trace = read_trace(row["counterexample"])
+    assert row["kafka_version"] == trace.bounds["kafka_version"] == "3.9.2" and trace.bounds["elr"] == "off"
+
+    # without the finding, 3.9 promises the property: the same refutation is unexpected (exit 1)
+    monkeypatch.setattr(F, "FINDINGS", tuple(f for f in F.FINDINGS if f.name != "growing_override_drops_requested"))
     assert main(args) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["unexpected"] == ["kraft:completion_reaches_target"]
     (row,) = [r for r in data["results"] if r["property"] == "completion_reaches_target"]
     assert row["verdict"] == "refuted" and row["findings"] == []
-    assert known_violation("kraft", row["property"], NEWEST) is not None  # declared, but not this path
-    assert read_trace(row["counterexample"]).bounds["kafka_version"] == NEWEST
-
-    monkeypatch.setitem(ENCODINGS, "kraft", kraft_encoding("3.9.2"))
-    assert main(args) == 1
-    data = json.loads(capsys.readouterr().out)
-    assert data["unexpected"] == ["kraft:completion_reaches_target"]
-    (row,) = [r for r in data["results"] if r["property"] == "completion_reaches_target"]
-    trace = read_trace(row["counterexample"])
-    assert row["kafka_version"] == trace.bounds["kafka_version"] == "3.9.2" and trace.bounds["elr"] == "off"
     assert replay(trace).reproduces
 
 

@@ -23,6 +23,7 @@ from kreassign.checker.z3.prove import INVARIANT, NOT_ENCODED, PROVED, REFUTED, 
 from kreassign.checker.z3.reassign import Kraft37Encoding, KraftEncoding
 from kreassign.reference.kraft import KraftProfile
 from kreassign.reference.kraft_change import adding_replicas_in_isr, all_target_replicas_in_isr
+from kreassign.spec import findings as F
 from kreassign.spec.findings import broken, known_violation
 from kreassign.spec.kafka_releases import NEWEST
 from kreassign.spec.state import ordered_minus
@@ -184,7 +185,10 @@ def _check_refutations(results, release):
         if r.verdict != REFUTED:
             continue
         assert r.brokers == (3, 3)
-        assert r.known == known_violation("kraft", name, release) is not None and not r.unexpected
+        assert known_violation("kraft", name, release) is not None and not r.unexpected
+        declared = {f.name: f.trace_file("kraft") for f in F.FINDINGS
+                    if f.property == name and f.occurs_in("kraft", release)}
+        assert r.findings and r.known == declared[r.findings[0]]  # classified by the finding's signature
         trace = read_trace(r.counterexample)
         assert (trace.bounds["kafka_version"], trace.bounds["elr"]) == (release, "off")
         assert replay(trace).reproduces
@@ -216,7 +220,8 @@ def test_kraft_at_3_9_proves_completion(tmp_path):
     refuted = {n for n, r in results.items() if r.verdict == REFUTED}
     assert proved == PROVED_NEWEST | {"completion_reaches_target"}
     assert refuted == REFUTED_NEWEST - {"completion_reaches_target"}
-    assert refuted == set(broken("kraft", OLD)) & set(results) - set(NOT_ENCODED)
+    # growing_override_drops_requested needs targets of another size than the RF (--targets any)
+    assert refuted == set(broken("kraft", OLD)) & set(results) - set(NOT_ENCODED) - {"completion_reaches_target"}
     _check_refutations(results, OLD)
     assert os.path.exists(tmp_path / f"kraft@{OLD}__adding_removing_disjoint.z3.json")
 
@@ -236,14 +241,15 @@ def test_kraft_3_7_refutes_completion_and_proves_the_rest(tmp_path):
 @pytest.mark.parametrize("release", [OLD, None], ids=[OLD, "newest"])
 def test_targets_of_any_size_break_kraft_completion(release, tmp_path):
     """Beyond the explorer's bounds (its targets keep the replication factor): a request growing the target in
-    flight completes onto fewer replicas than requested. 3.9 promises not to; 4.3+ declares a finding for the
-    property whose signature is another path (a retained replica out of the ISR): unexpected at both."""
+    flight completes onto fewer replicas than requested: the declared finding growing_override_drops_requested,
+    at 3.9 as at the newest release."""
     results = {r.property: r for r in prove_reassignment("kraft", max_brokers=8, targets="any",
                                                           properties=["completion_reaches_target"],
                                                           out_dir=str(tmp_path), kafka_version=release)}
     r = results["completion_reaches_target"]
-    # unexpected at both: from 4.3 the property has a finding, but its signature does not match this path
-    assert r.verdict == REFUTED and r.unexpected and r.findings == ()
+    # at 3.9 only this finding; from 4.3 z3 may also pick a retained replica out of the ISR (declared too)
+    expected = {"growing_override_drops_requested"} | ({"completion_ignores_non_adding_target"} if release is None else set())
+    assert r.verdict == REFUTED and not r.unexpected and len(r.findings) == 1 and set(r.findings) <= expected
     trace = read_trace(r.counterexample)
     assert trace.bounds["kafka_version"] == (release or NEWEST)
     assert replay(trace).reproduces
