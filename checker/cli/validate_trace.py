@@ -64,10 +64,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kreassign.checker.models.quota_handlers import HANDLERS_PROFILES
     from kreassign.reference import PROFILES
 
-    if args.profile is not None and args.profile not in PROFILES:
-        raise UsageError(f"--profile: unknown profile {args.profile!r}; known: {', '.join(PROFILES)}")
+    if args.profile is not None and args.profile not in PROFILES and args.profile not in HANDLERS_PROFILES:
+        raise UsageError(f"--profile: unknown profile {args.profile!r}; known: {', '.join(PROFILES)}, "
+                         f"{', '.join(HANDLERS_PROFILES)}")
     for flag in ("max_unlogged", "max_requests", "max_failures", "max_failovers", "max_states"):
         if getattr(args, flag) < 0:
             raise UsageError(f"--{flag.replace('_', '-')}: must not be negative")

@@ -915,6 +915,40 @@ def op_quota_set(p: Params) -> Any:
     return {"quota_state": manager_json(_wrap("rate", lambda: Q.set_quota(state, entity, rate)))}
 
 
+# the quota-handlers models with the [quota_handlers] keys (issue 26: retries, validateOnly), the model's own
+# step: checker/oracle/quota_handlers_oracle.py
+
+
+def _quota_handlers(p: Params, name: str) -> Any:
+    from kreassign.checker.oracle import quota_handlers_oracle as QH
+
+    given = {f: p.raw(f) for f in QH.FIELDS[name] if f in p.req}
+    try:
+        return QH.OPS[name](p.req.get("profile"), given)
+    except QH.NotEnabled as e:
+        raise OracleError(INVALID_ACTION, f"NotEnabled: {e}") from None
+    except ValueError as e:
+        raise OracleError(INVALID_FIELD, str(e)) from None
+
+
+@op("quota_handlers_init", "profile?, quota_handlers?",
+    "kip599-handlers[-rate]: the [quota_handlers] configuration as read, the initial state, the enabled actions")
+def op_quota_handlers_init(p: Params) -> Any:
+    return _quota_handlers(p, "quota_handlers_init")
+
+
+@op("quota_handlers_step", "profile?, quota_handlers?, state?, action",
+    "kip599-handlers[-rate]: the model's step: next state, the client's answer, the properties' verdicts")
+def op_quota_handlers_step(p: Params) -> Any:
+    return _quota_handlers(p, "quota_handlers_step")
+
+
+@op("quota_handlers_check", "profile?, quota_handlers?, state?, action, observed_state? | observed_response?",
+    "kip599-handlers[-rate]: judge an observed step: verdict, field-level diff, violated properties")
+def op_quota_handlers_check(p: Params) -> Any:
+    return _quota_handlers(p, "quota_handlers_check")
+
+
 # -- the session ---------------------------------------------------------------------------------------
 
 

@@ -48,6 +48,7 @@ from kreassign.checker.kafka_logs.kraft_metadata_log import (
     report_metadata,
 )
 from kreassign.checker.kafka_logs.zk_controller_log import Observation, ParsedLog, parse_log
+from kreassign.checker.traces import quota_handlers_trace
 from kreassign.checker.traces.diff import field_diff
 from kreassign.reference import ActionNotSupported, ActionSpace, InvalidAction, Profile
 from kreassign.reference import zk_controller as C
@@ -1218,6 +1219,8 @@ def validate_text(text: str, fmt: str, profile: Profile | str | None = None,
         if not prof.name.startswith("kraft"):
             raise TraceFormatError(f"a KRaft metadata log is checked under a kraft profile, not {prof.name!r}")
         return check_metadata(log, prof, topics=topics)
+    if fmt == "jsonl" and quota_handlers_trace.is_handlers_trace(text, profile):  # kip599-handlers[-rate]: Format 4
+        return quota_handlers_trace.validate_handlers_text(text, profile, limits.max_unlogged, limits.max_states)
     if fmt == "jsonl":
         initial, named, observations, total, release = parse_jsonl(text)
         if isinstance(profile, Profile):
@@ -1345,6 +1348,8 @@ def _explanation_lines(result: ValidationResult, parts: list[tuple[str, int]]) -
 def report(result: ValidationResult | MetadataResult, path: str) -> str:
     if isinstance(result, MetadataResult):
         return report_metadata(result, path)
+    if isinstance(result, quota_handlers_trace.HandlersTraceResult):
+        return quota_handlers_trace.report(result, path)
     parts = sorted({(o.topic, o.partition) for o, *_ in result.explanation if o.topic is not None})
     if not parts or any(o.state is not None for o, *_ in result.explanation):
         parts = [(t, i) for t, i, _ in result.initial.partitions()]
@@ -1400,6 +1405,8 @@ def report(result: ValidationResult | MetadataResult, path: str) -> str:
 def result_json(result: ValidationResult | MetadataResult, path: str) -> dict[str, Any]:
     if isinstance(result, MetadataResult):
         return metadata_json(result, path)
+    if isinstance(result, quota_handlers_trace.HandlersTraceResult):
+        return quota_handlers_trace.result_json(result, path)
     out: dict[str, Any] = {
         "file": path,
         "format": result.format,
