@@ -11,6 +11,15 @@ failure into a minimized counterexample trace as for any property; each step of 
 trace carries the implementation's real states (`kafka_state`), and the failing step a
 `mismatch` object with the field-level diff.
 
+With the leaders' ISR maintenance on (`broker_isr`, reference/broker_isr.py) the implementation is
+the *controller* under the reference's broker layer: each step runs the layer's own code
+(`LeaderIsrManager.apply`) with the implementation as its controller step, so the implementation
+gets exactly the controller request the reference's controller gets (`AlterPartitionArrive`: the
+AlterPartition with the epochs it was sent with), a broker-side action sends nothing (Kafka's
+controller state stays as it was), and the layer (`ClusterState.broker_isr`, the logs) is carried
+along by the reference's own bookkeeping. The one thing said here again is which part of a state the
+brokers own (`unchanged_controller`, a twin of the Kafka adapter's replication step).
+
 `replay_against_impl(trace, spec)` re-executes a trace's actions against the
 implementation, comparing every step with the reference and with the trace.
 """
@@ -18,6 +27,7 @@ implementation, comparing every step with the reference and with the trace.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from kreassign.checker.config.bounds import Bounds, bounds_from_mapping
@@ -36,6 +46,7 @@ from kreassign.checker.traces.diff import field_diff
 from kreassign.checker.traces.diff import show_json as _show
 from kreassign.checker.traces.format import Trace, TraceError
 from kreassign.checker.traces.replay import ReplayResult
+from kreassign.reference.steps import Step
 from kreassign.spec.codec import to_json
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION, Property
 from kreassign.spec.reassign_properties import Ghost, ModelState
@@ -105,6 +116,56 @@ class DifferentialModel(ReassignmentModel):
         self.spec = spec
         self._match = match_property(spec)
 
+    # -- the implementation's step -----------------------------------------------------------------------
+    def impl_step(self, cluster: ClusterState, action: Any) -> tuple[ClusterState, Any]:
+        """The implementation's outcome of `action` from `cluster` (ImplementationRefused if it refuses).
+
+        With the brokers' layer in the state (broker_isr) the reference's layer runs with the implementation
+        as its controller (`controller_step`); a broker-side action, which sends the controller nothing,
+        leaves the implementation's controller state as it was, with the layer's broker state."""
+        if cluster.broker_isr is None:
+            self.impl.reset(self.profile_name, cluster)
+            return self.impl.apply(action)
+        sent: list[Any] = []
+
+        def controller(profile: Any, state: ClusterState, request: Any) -> Step:
+            sent.append(request)
+            return self.controller_step(state, request)
+
+        try:
+            step = self.capabilities.isr.apply(self.profile, cluster, action, controller)
+        except ValueError as e:  # the layer's own refusal (as the reference's, which runs the same code)
+            raise ImplementationRefused(f"{type(e).__name__}: {e}") from None
+        if sent:
+            return step.state, step.response
+        return unchanged_controller(cluster, step.state), step.response
+
+    def controller_step(self, state: ClusterState, request: Any) -> Step:
+        """A controller request to the implementation from `state`: it gets the state without the brokers'
+        layer (a controller holds none of it), the layer is handed back as it was for the layer's bookkeeping."""
+        self.impl.reset(self.profile_name, controller_view(state))
+        after, response = self.impl.apply(request)
+        return Step(replace(after, broker_isr=state.broker_isr), response)
+
+    def controller_requests(self, cluster: ClusterState, actions: Sequence[Any]) -> tuple[ClusterState, list[Any]]:
+        """(the controller's state, the requests `actions` send it from `cluster`), as the layer translates them
+        (for a batch of one round trip: KafkaImplementation.prefetch); without the layer, the actions themselves."""
+        if cluster.broker_isr is None:
+            return cluster, list(actions)
+        view, out = controller_view(cluster), []
+
+        def record(profile: Any, state: ClusterState, request: Any) -> Step:
+            if controller_view(state) == view:
+                out.append(request)
+            return Step(state, None)
+
+        for a in actions:
+            try:
+                self.capabilities.isr.apply(self.profile, cluster, a, record)
+            except ValueError:
+                pass
+        return view, list(dict.fromkeys(out))
+
     def step(self, state: ModelState, action: Any) -> tuple[ModelState, DiffTransition]:
         cluster = state.cluster
         try:
@@ -112,9 +173,8 @@ class DifferentialModel(ReassignmentModel):
             ref_state, ref_response, ref_error = ref.state, ref.response, None
         except ValueError as e:  # the implementation led to a state where the reference refuses the action
             ref_state, ref_response, ref_error = cluster, None, f"{type(e).__name__}: {e}"
-        self.impl.reset(self.profile_name, cluster)
         try:
-            impl_state, impl_response = self.impl.apply(action)
+            impl_state, impl_response = self.impl_step(cluster, action)
             refused = None
         except ImplementationRefused as e:
             impl_state, impl_response, refused = cluster, None, str(e)
@@ -154,8 +214,7 @@ class DifferentialModel(ReassignmentModel):
             before = real
             if real is not None:
                 try:
-                    self.impl.reset(self.profile_name, real)
-                    real, _ = self.impl.apply(action)
+                    real, _ = self.impl_step(real, action)
                     note["kafka_state"] = to_json(real)
                 except ImplementationRefused:
                     real = None
@@ -170,6 +229,24 @@ class DifferentialModel(ReassignmentModel):
                 note["mismatch"] = mismatch_json(self.spec, label)
             out.append(note)
         return out
+
+
+def controller_view(state: ClusterState) -> ClusterState:
+    """What a controller is given of a state: everything but the brokers' ISR maintenance (broker_isr)."""
+    return replace(state, broker_isr=None) if state.broker_isr is not None else state
+
+
+def unchanged_controller(before: ClusterState, after: ClusterState) -> ClusterState:
+    """A controller sent nothing: its state as `before`, with the brokers' part of `after` — their layer and
+    their logs (the replication layer: reference/replication.py; Kafka's controller holds no log)."""
+    # twin: implementations/kafka KafkaImplementation._replication_step and differences.UNOBSERVED "replication
+    # layer" (the brokers own the logs, the controller the rest); differential tests: tests/kafka/
+    # test_broker_isr_lockstep.py (every broker-side step of the lockstep equals the reference's; a leader that
+    # writes the ISR itself is a mismatch)
+    logs = {(t, i): p.log for t, i, p in after.partitions()}
+    topics = tuple(replace(t, partitions=tuple(replace(p, log=logs.get((t.name, i), p.log))
+                                               for i, p in enumerate(t.partitions))) for t in before.topics)
+    return replace(before, topics=topics, broker_isr=after.broker_isr)
 
 
 def mismatch_json(spec: str, label: DiffTransition) -> dict[str, Any]:
@@ -320,6 +397,7 @@ __all__ = [
     "ImplementationFactory",
     "ReplayImplementationError",
     "compare_step",
+    "controller_view",
     "differential_factory",
     "field_diff",
     "replay_against_impl",

@@ -68,7 +68,8 @@ class KafkaLockstepModel(DifferentialModel):
     def successors(self, state):
         # one round trip per explored state: Kafka answers every enabled action at once (the `batch` op)
         actions = list(self.actions(state))
-        self.impl.prefetch(state.cluster, actions)
+        # with broker_isr: the controller requests the layer sends (the AlterPartition an AlterPartitionArrive carries)
+        self.impl.prefetch(*self.controller_requests(state.cluster, actions))
         for a in actions:
             nxt, label = self.step(state, a)
             yield label, nxt
@@ -173,6 +174,9 @@ def observe(spec: str, state: Any, action: Any) -> tuple[KafkaImplementation, An
     impl = _ORACLE_IMPLS.get(spec)
     if impl is None:
         impl = _ORACLE_IMPLS[spec] = KafkaImplementation(parse_spec(spec))
+    if state.broker_isr is not None:  # the brokers' layer over Kafka's controller, as in the lockstep
+        model = KafkaLockstepModel(Bounds(broker_isr=True), impl, impl.spec, LockstepStats())
+        return (impl, *model.impl_step(state, action))
     impl.reset("kraft", state)
     return (impl, *impl.apply(action))
 

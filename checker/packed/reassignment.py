@@ -69,7 +69,8 @@ SEP = "::"
 PARTITION_LOCAL = ("kraft", "kraft-3.7", "kip455")
 
 #: bounds that switch on actions or state the packed encoding does not split (tool, broker view, ...)
-UNSPLIT_BOUNDS = ("broker_view", "throttles", "fair", "create_partitions", "kraft_actions", "delete_topic")
+UNSPLIT_BOUNDS = ("broker_view", "throttles", "fair", "create_partitions", "kraft_actions", "delete_topic", "broker_isr",
+                 "actors")  # state or properties beyond one partition (the issue-14 and issue-26 capabilities)
 
 
 def _min_isr_partition_local(model: Any) -> bool:
