@@ -17,8 +17,10 @@ For a reassignment profile:
    A path the reference does not follow (the encoding's list-order freedom) is blocked and
    the search goes on.
 
-A property the encoding cannot state (list order, liveness) is reported `unknown` with the
-reason. The quota profiles are proved by checker/z3/quota.py.
+The order property (cancel_restores_original_order) is proved or refuted the same way on the
+relation with list order (checker/z3/order.py), under the same set invariant. A property the
+encoding cannot state (liveness) is reported `unknown` with the reason. The quota profiles are
+proved by checker/z3/quota.py.
 
 The kraft encoding follows one Kafka release (`KraftEncoding.KAFKA_VERSION`, the newest;
 `kafka_version=` proves another) with eligible leader replicas (KIP-966) off: its
@@ -47,6 +49,8 @@ from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.traces.format import read_trace, trace_from_path, write_trace
 from kreassign.checker.traces.replay import replay
 from kreassign.checker.z3.encoding import Bmc, Candidate, houdini, prove_base
+from kreassign.checker.z3.liveness import LIVENESS_PROPERTIES
+from kreassign.checker.z3.order import ORDER_PROPERTIES
 from kreassign.checker.z3.profiles import encoding, encoding_class, reference_model
 from kreassign.checker.z3.reassign import (
     CANCEL,
@@ -64,9 +68,6 @@ ALL_PROFILES = REASSIGNMENT_PROFILES + QUOTA_PROFILES
 
 #: why a property of spec/reassign_properties.py has no z3 proof here
 NOT_ENCODED = {
-    "cancel_restores_original_order": "list order, not a set-level property (the encoding abstracts order away)",
-    "reassignment_can_finish": "liveness (AG EF), a graph property: checked by the explorer only",
-    "reassignment_can_finish_in_sync": "liveness (AG EF), a graph property: checked by the explorer only",
     "committed_records_kept": "replication layer (logs), not encoded",
 }
 
@@ -124,7 +125,8 @@ def prove_reassignment(
     edge_props = full_enc.edge_properties()
     span = (min_brokers, max_brokers)
     results: list[ProofResult] = []
-    encoded = [p for p in wanted if p in state_props or p in edge_props]
+    encoded = [p for p in wanted if p in state_props or p in edge_props or p in ORDER_PROPERTIES
+               or p in LIVENESS_PROPERTIES]
 
     invariant: list[str] = []
     strengthening = 0.0
@@ -151,6 +153,16 @@ def prove_reassignment(
         lemmas = [n for n in invariant if n not in state_props]
         systems = _Systems(inv_enc, full_enc, system, invariant, by_name)
     for name in wanted:
+        if name in ORDER_PROPERTIES:  # list order: the order layer (order.py) over the same invariant
+            results.append(_prove_order(name, make, profile, label=label, result=result, span=span, targets=targets,
+                                        invariant=invariant, out_dir=out_dir, variant=variant,
+                                        kafka_version=kafka_version, say=say))
+            continue
+        if name in LIVENESS_PROPERTIES:  # AG EF: a ranking over helpful steps, or a stuck state (liveness.py)
+            results.append(_prove_liveness(name, make, profile, label=label, result=result, span=span,
+                                           targets=targets, invariant=invariant, out_dir=out_dir, variant=variant,
+                                           kafka_version=kafka_version, say=say))
+            continue
         if name in NOT_ENCODED or name not in state_props and name not in edge_props:
             results.append(result(name, profile, None, UNKNOWN, 0.0,
                                   note=NOT_ENCODED.get(name, "not encoded")))
@@ -190,6 +202,84 @@ def prove_reassignment(
     return results
 
 
+def _prove_order(name: str, make, profile: str, *, label: str, result, span, targets: str, invariant: list[str],
+                 out_dir, variant, kafka_version, say) -> ProofResult:
+    """An order property (order.py): one step of the relation with list order under the set invariant and
+    the order lemmas Houdini keeps, for every N at once; else bounded model checking with list order."""
+    from kreassign.checker.z3.order import ordered, prove_order_property
+
+    started = time.perf_counter()
+    say(f"{label}: {name}: one step of the relation with list order, under the invariant")
+    try:
+        proved, kept, _ = prove_order_property(make, name, max_brokers=span[1], min_brokers=span[0], targets=targets,
+                                               invariant=invariant, timeout_ms=QUERY_TIMEOUT_MS,
+                                               prune_width=PRUNE_WIDTH)
+    except TimeoutError:
+        proved, kept = False, []
+    if proved:
+        return result(name, profile, span, PROVED, time.perf_counter() - started,
+                      note=f"one step with list order under the invariant ({len(invariant)} conjuncts, "
+                           f"{len(kept)} order lemmas)", lemmas=list(invariant) + kept)
+    say(f"{profile}: {name}: not implied, searching a counterexample with list order")
+    found = refute_reassignment(profile, name, targets=targets, out_dir=out_dir, variant=variant,
+                                kafka_version=kafka_version, enc_class=ordered(make))
+    seconds = time.perf_counter() - started
+    if found is None:
+        return result(name, profile, None, UNKNOWN, seconds,
+                      note=f"not implied with list order, no counterexample up to {BMC_DEPTH.get(profile, 6)} steps")
+    n, file, steps, violation = found
+    release = make.KAFKA_VERSION if make.profile == "kraft" else None
+    return result(name, profile, (n, n), REFUTED, seconds, file,
+                  note=f"{steps} step(s), list order encoded, replayed against the reference",
+                  findings=matching(profile, name, release, violation))
+
+
+#: seconds the stuck-state search of a liveness property may take before the verdict is "unknown"
+LIVENESS_BUDGET_S = 60.0
+
+
+def _prove_liveness(name: str, make, profile: str, *, label: str, result, span, targets: str, invariant: list[str],
+                    out_dir, variant, kafka_version, say) -> ProofResult:
+    """AG EF nothing in flight (liveness.py): a ranking over helpful environment steps under the invariant,
+    for every N at once; else bounded model checking to a stuck state the explorer's model confirms."""
+    from kreassign.checker.z3.liveness import prove_liveness
+
+    started = time.perf_counter()
+    say(f"{label}: {name}: ranking over helpful steps, under the invariant")
+    try:
+        proved, kept, why = prove_liveness(make, name, invariant=invariant, max_brokers=span[1],
+                                           min_brokers=span[0], targets=targets, prune_width=PRUNE_WIDTH,
+                                           timeout_ms=QUERY_TIMEOUT_MS)
+    except TimeoutError as e:
+        proved, kept, why = False, [], f"solver gave up: {e}"
+    if proved:
+        return result(name, profile, span, PROVED, time.perf_counter() - started,
+                      note=f"ranking over helpful steps under the invariant ({len(invariant)} conjuncts, "
+                           f"{len(kept)} liveness lemmas)", lemmas=list(invariant) + kept)
+    say(f"{profile}: {name}: {why}; searching a stuck state")
+    found = refute_stuck(profile, name, targets=targets, out_dir=out_dir, variant=variant,
+                         kafka_version=kafka_version, budget_s=LIVENESS_BUDGET_S)
+    seconds = time.perf_counter() - started
+    if found is None:
+        return result(name, profile, None, UNKNOWN, seconds,
+                      note=f"{why}; no stuck state found within {LIVENESS_BUDGET_S:.0f} s")
+    n, file, steps, violation = found
+    release = make.KAFKA_VERSION if make.profile == "kraft" else None
+    return result(name, profile, (n, n), REFUTED, seconds, file,
+                  note=f"{steps} step(s) to a stuck state, replayed against the reference (no completion "
+                       f"reachable without an admin)", findings=matching(profile, name, release, violation))
+
+
+def refute_stuck(profile: str, name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",
+                 variant=None, kafka_version: str | None = None, budget_s: float = LIVENESS_BUDGET_S):
+    """liveness.refute_liveness with this module's re-execution and trace writing."""
+    from kreassign.checker.z3.liveness import refute_liveness
+
+    return refute_liveness(profile, name, concrete_path=_concrete_path, write=_write, brokers=BMC_BROKERS,
+                           max_depth=BMC_DEPTH.get(profile, 6), targets=targets, out_dir=out_dir,
+                           kafka_version=kafka_version, variant=variant, budget_s=budget_s)
+
+
 class _Systems:
     """The solvers the proofs of one profile share (the epoch-free one from Houdini, the full one lazily)."""
 
@@ -225,11 +315,13 @@ def _prove_one(name: str, systems: _Systems, state_props: dict, edge_props: dict
 def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",
                         max_attempts: int = 20, variant: tuple[type, Any] | None = None,
                         max_depth: int | None = None, budget_s: float | None = None,
-                        kafka_version: str | None = None) -> tuple[int, str | None, int, tuple] | None:
+                        kafka_version: str | None = None,
+                        enc_class: type | None = None) -> tuple[int, str | None, int, tuple] | None:
     """Bounded model checking from the explorer's initial state; (brokers, trace file, steps, violation)
     or None, where violation is what a finding's signature is asked about: the violating state (an
     `always` property) or edge (prev, label, next). Kraft: at the release `kafka_version` (None: the
-    encoded one), re-executed with ELR off.
+    encoded one), re-executed with ELR off. `enc_class`: the encoding class to unroll instead of the
+    profile's (or the variant's), e.g. with list order (order.ordered).
 
     Like `check`, which reports the shortest violation no declared finding explains: at the first
     length with a violation, a path a finding's signature matches is kept while the search goes on
@@ -239,7 +331,10 @@ def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", ou
     deadline = time.perf_counter() + (budget_s if budget_s is not None else BMC_BUDGET_S)
     for n in BMC_BROKERS:
         kw = {"targets": targets, "epochs": True, "exact_rf": targets == "rf"}
-        enc = variant[0](n, **kw) if variant else encoding(profile, n, kafka_version=kafka_version, **kw)
+        if enc_class is not None:
+            enc = enc_class(n, **kw)
+        else:
+            enc = variant[0](n, **kw) if variant else encoding(profile, n, kafka_version=kafka_version, **kw)
         release = enc.KAFKA_VERSION if enc.profile == "kraft" else None  # the findings' release
         state_props, edge_props = enc.state_properties(), enc.edge_properties()
         bmc = Bmc(enc, init=enc.init_explorer)
