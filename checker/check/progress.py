@@ -93,6 +93,32 @@ class ProgressReporter:
             self.live = False
 
 
+def shares_stdout(stream: Any) -> bool:
+    """Is `stream` (stderr) the very file or pipe standard output is, and not a terminal? Then a line written to
+    it lands in stdout: under spark-submit, whose PythonRunner starts the Python driver with
+    `redirectErrorStream(true)` (Spark's core/.../deploy/PythonRunner.scala), or after `2>&1`."""
+    import os
+
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # (a stream without a file: a test's capture)
+        return False
+    return (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino) and not _isatty(stream)
+
+
+class Discard:
+    """A stream that writes nothing (progress that must not reach a shared stdout)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -124,16 +150,21 @@ def tally(results: list[Any]) -> dict[str, int]:
     return counts
 
 
-def summary_line(results: list[Any], exit_code: int, *, not_run: int = 0, release: str | None = None) -> str:
-    """`N properties hold, K known findings, U unexpected, I not checked[, kraft at Kafka V (...)] — exit E`.
+def summary_line(results: list[Any], exit_code: int, *, not_run: int = 0, release: str | None = None,
+                 lost_executors: int = 0) -> str:
+    """`N properties hold, K known findings, U unexpected, I not checked[, kraft at Kafka V (...)][, Spark lost L
+    executors (their work recomputed)] — exit E`.
 
     `not_run` adds properties of profiles an interrupt or error kept from running at all; `release` names
-    the Kafka release the kraft profile followed (e.g. "Kafka 4.4.0, metadata.version 4.4-IV2, ELR on").
+    the Kafka release the kraft profile followed (e.g. "Kafka 4.4.0, metadata.version 4.4-IV2, ELR on");
+    `lost_executors` counts the Spark executors lost while the searches ran (Spark recomputed what they held).
     """
     c = tally(results)  # one fixed form, whatever the counts, so that CI can grep it
     kraft = f", kraft at {release}" if release else ""
+    lost = (f", Spark lost {lost_executors} executor{'s' if lost_executors != 1 else ''} (their work recomputed)"
+            if lost_executors else "")
     return (f"{c['hold']} properties hold, {c['known']} known findings, {c['unexpected']} unexpected, "
-            f"{c['not_checked'] + not_run} not checked{kraft} — exit {exit_code}")
+            f"{c['not_checked'] + not_run} not checked{kraft}{lost} — exit {exit_code}")
 
 
-__all__ = ["CI_INTERVAL", "ProgressReporter", "elapsed", "summary_line", "tally"]
+__all__ = ["CI_INTERVAL", "Discard", "ProgressReporter", "elapsed", "shares_stdout", "summary_line", "tally"]

@@ -17,7 +17,13 @@ from dataclasses import replace
 from typing import Any
 
 from kreassign.checker.check.junit import junit_xml
-from kreassign.checker.check.progress import CI_INTERVAL, ProgressReporter, summary_line
+from kreassign.checker.check.progress import (
+    CI_INTERVAL,
+    Discard,
+    ProgressReporter,
+    shares_stdout,
+    summary_line,
+)
 from kreassign.checker.check.run import (
     FINDING_MISSING,
     HOLDS,
@@ -39,7 +45,7 @@ from tabulate import tabulate
 
 from kreassign.errors import FINDING, INCONCLUSIVE, INTERRUPTED, OK, InfraError, KreassignError, UsageError
 from kreassign.interrupts import reliable_ctrl_c
-from kreassign.outputs import check_outputs, write_output
+from kreassign.outputs import STDOUT, check_outputs, write_output
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +64,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", metavar="DIR", help="Spark: checkpoint every BFS level to DIR")
     parser.add_argument("--impl", metavar="SPEC",
                         help="check another implementation in lockstep with the reference: module:Class or 'exec:COMMAND'")
-    parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
+    parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                        help="machine-readable results on stdout, or written to FILE (then stdout has the text report); "
+                             "use FILE under spark-submit, which mixes the driver's stderr into its stdout (docs/ci.md)")
     parser.add_argument("--out", default="kreassign-out", help="directory for counterexample files (default: %(default)s)")
     parser.add_argument("--no-liveness", action="store_true", help="skip the graph (liveness) properties")
     parser.add_argument("--no-minimize", action="store_true", help="keep BFS counterexamples as found")
@@ -130,12 +138,10 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> Search:
     options = limits.engine_options()
     if args.engine != "spark":
         return Search(limits=options)
-    if "watch" in options:
-        raise UsageError("--max-memory: applies to the embedded engine only (Spark executors have their own limits)")
     try:
         from kreassign.checker.spark.engine import spark_explorer
         from kreassign.checker.spark.options import SparkOptions
-        from kreassign.checker.spark.session import spark_conf
+        from kreassign.checker.spark.session import jvm_log_file, spark_conf
     except ModuleNotFoundError as e:
         raise InfraError(f"--engine spark: cannot import {e.name} (pip install 'kreassign[spark]')") from None
     import os  # kreassign's own Spark variables are read here and travel in SparkOptions
@@ -147,7 +153,8 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> Search:
     try:
         spark = SparkOptions(master=args.master, conf=spark_conf(args.conf), timeout=args.spark_timeout,
                              checkpoint_dir=args.checkpoint, resume_dir=args.resume,
-                             partitions=int(buckets) or None, task_timings=timings)
+                             partitions=int(buckets) or None, task_timings=timings,
+                             packed=not args.no_fast, jvm_stderr=jvm_log_file() if _json_alone(args) else None)
         return Search(engine=spark_explorer(options=spark), limits=options)
     except ValueError as e:
         raise UsageError(f"--resume/--checkpoint: {e}") from None
@@ -253,7 +260,8 @@ def _limits(args: argparse.Namespace) -> RunLimits:
 def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Search,
                options: EngineOptions, run: str | None = None) -> CheckResult:
     """One profile, with its failures mapped onto the exit-code contract."""
-    reporter = explorer.reporter = ProgressReporter(run or profile, interval=args.progress_interval)
+    reporter = explorer.reporter = ProgressReporter(run or profile, interval=args.progress_interval,
+                                                    stream=Discard() if _json_alone(args) else None)
     try:
         result = run_one(profile, bounds, args, explorer, reporter, options, run=run)
     except KreassignError:
@@ -271,6 +279,25 @@ def _check_one(profile: str, bounds: Any, args: argparse.Namespace, explorer: Se
         reporter.finish()
     result.stopped = getattr(explorer.last, "stopped", None) if explorer.last is not None else None
     return result
+
+
+def _json_alone(args: argparse.Namespace) -> bool:
+    """Must standard error stay silent so that standard output holds the JSON alone? With `--json` to stdout when
+    stderr is the same pipe or file (spark-submit merges the Python driver's stderr into its stdout; `2>&1`):
+    no progress and no summary line there then (the JSON carries the summary). On a terminal both still show."""
+    return args.json == STDOUT and shares_stdout(sys.stderr)
+
+
+def _lost_executors(results: list[CheckResult]) -> list[str]:
+    """One line per run during which Spark lost executors (it recomputed what they held: the answers stand)."""
+    lines = []
+    for r in results:
+        lost = (getattr(r, "spark", None) or {}).get("executors_lost") or []
+        if lost:
+            which = "; ".join(f"{e['id']} on {e['host']}: {e['reason']}" for e in lost)
+            lines.append(f"{r.name}: Spark lost {len(lost)} executor{'s' if len(lost) != 1 else ''} during the search "
+                         f"({which}); Spark recomputed their work from its lineage, the results above are complete")
+    return lines
 
 
 def _interrupted_report(profile: str, partial: Any, stage: str, reporter: ProgressReporter | None = None) -> str:
@@ -329,8 +356,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
     checkpoint = args.checkpoint
     if checkpoint and len(urlparse(checkpoint).scheme) > 1:
         checkpoint = None if urlparse(checkpoint).scheme != "file" else urlparse(checkpoint).path
-    check_outputs({"--html": args.html, "--junit": args.junit}, {"--config": args.config},
-                  dirs={"--out": args.out, "--checkpoint": os.path.expanduser(checkpoint) if checkpoint else None})
+    check_outputs({"--html": args.html, "--junit": args.junit, "--json": args.json}, {"--config": args.config},
+                  stdout=("--json",), dirs={"--out": args.out, "--checkpoint": os.path.expanduser(checkpoint) if checkpoint else None})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -369,21 +396,30 @@ def _run(args: argparse.Namespace) -> int:
             break
     code = INTERRUPTED if interrupted else _exit_code(results)
     not_run = 0 if not interrupted else len(plan) - len(results)
-    summary = summary_line(results, code, release=_kraft_release(results, args)) + (
+    lost = _lost_executors(results)
+    summary = summary_line(results, code, release=_kraft_release(results, args),
+                           lost_executors=sum(len((getattr(r, "spark", None) or {}).get("executors_lost") or [])
+                                              for r in results)) + (
         f" (interrupted: {not_run} of {len(plan)} profile(s) incomplete or not run)" if not_run else "")
+    quiet = _json_alone(args)  # stderr is stdout: only the JSON goes there
+    document = None
     if args.json:
-        print(json.dumps({"results": [_result_json(r) for r in results],
-                          "unexpected_violations": sum(len(r.unexpected) for r in results),
-                          "complete": not interrupted and all(r.complete for r in results),
-                          "interrupted": interrupted, "exit_code": code, "summary": summary}, indent=1))
-    else:
+        document = json.dumps({"results": [_result_json(r) for r in results],
+                               "unexpected_violations": sum(len(r.unexpected) for r in results),
+                               "complete": not interrupted and all(r.complete for r in results),
+                               "interrupted": interrupted, "exit_code": code, "summary": summary}, indent=1)
+    if args.json == STDOUT:
+        print(document)
+    else:  # (with --json FILE the text report still goes to stdout)
         if results:
             print(report(results))
         stopped = [f"{r.name}: incomplete, stopped by {r.stopped}" for r in results if getattr(r, "stopped", None)]
-        for line in stopped:
+        for line in stopped + lost:
             print(line)
-    if interrupted:
+    if interrupted and not quiet:
         print(f"kreassign check: {interrupted}", file=sys.stderr)
+    if args.json and args.json != STDOUT:
+        write_output(args.json, document + "\n", "--json")
     if args.junit:
         write_output(args.junit, junit_xml(results), "--junit")
     if getattr(args, "html", None):
@@ -393,8 +429,9 @@ def _run(args: argparse.Namespace) -> int:
         from kreassign.checker.report.write import write_text_atomically
 
         write_text_atomically(args.html, check_report(results), "--html")
-    if args.json:
-        print(summary, file=sys.stderr)
+    if args.json == STDOUT:
+        if not quiet:
+            print(summary, file=sys.stderr)
     else:
         print(f"\n{summary}")
     return code

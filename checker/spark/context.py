@@ -38,7 +38,10 @@ class RunContext:
         properties = {p.name: p for p in checked_properties(model)}
         inits, truncated = _initial_states(model, options.max_states)
         codec = None
-        if inits:
+        if inits and _packed_path(model, options):
+            codec = codec_for(model, inits[0], "packed")
+            check_codec(codec, inits)
+        elif inits:
             codec = codec_for(model, inits[0])
             try:
                 check_codec(codec, inits)
@@ -69,7 +72,8 @@ class RunContext:
 
     def ship(self) -> None:
         """Broadcast how executors rebuild the model (checker/spark/recipes.py)."""
-        recipe = model_recipe(self.model, self.codec)
+        # (the packed codec is rebuilt on the executors from the model: its replica is theirs to fill)
+        recipe = model_recipe(self.model, None if self.codec is not None and self.codec.name == "packed" else self.codec)
         self.recipe_id = recipe_id(recipe)
         self.recipe_bc = self.sc.broadcast(recipe)
 
@@ -91,6 +95,20 @@ class RunContext:
             "task_timings": opts.task_timings,
             **extra,
         }
+
+
+def _packed_path(model: Model, options: SparkOptions) -> bool:
+    """Does the search take the packed path (the embedded engine's, checker/packed/reassignment.py `packable`):
+    tasks expand with a replica of the packed model (codec.PackedCodec, tasks.check_and_expand_packed)?
+    Not with the whole graph on the driver (`keep_graph`: fair liveness), whose edge labels the object path gives."""
+    if options.keep_graph or not options.packed:
+        return False
+    from kreassign.checker.packed.reassignment import packable
+
+    try:
+        return packable(model)
+    except Exception:  # noqa: BLE001 - a model packable() cannot read is not one of the packed path's
+        return False
 
 
 def _initial_states(model: Model, max_states: int | None) -> tuple[list[Any], bool]:

@@ -68,10 +68,11 @@ from kreassign.interrupts import defer_inside, interrupt_pending
 # -- the session ---------------------------------------------------------------------------------
 
 
-def start_gateway() -> None:
+def start_gateway(jvm_stderr: str | None = None) -> None:
     """The JVM: spark-submit's (it set PYSPARK_GATEWAY_PORT), or a new one, which reads
     spark-defaults.conf. kreassign's quiet log4j2 file goes on its command line (SPARK_SUBMIT_OPTS,
-    added to the user's) unless the user has a log4j2 configuration of their own."""
+    added to the user's) unless the user has a log4j2 configuration of their own. `jvm_stderr`: a file
+    the new JVM's stderr is appended to instead of this process's (`--json` to a stdout stderr shares)."""
     from pyspark import SparkContext
 
     if SparkContext._gateway is None and not os.environ.get("PYSPARK_GATEWAY_PORT"):
@@ -81,6 +82,11 @@ def start_gateway() -> None:
             os.environ["SPARK_SUBMIT_OPTS"] = f"{opts} -Dlog4j2.configurationFile=file:{log4j2_file()}".strip()
     before = _children()
     try:
+        if jvm_stderr is not None and SparkContext._gateway is None and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+            from pyspark.java_gateway import launch_gateway
+
+            with open(jvm_stderr, "ab") as log:
+                SparkContext._ensure_initialized(gateway=launch_gateway(popen_kwargs={"stderr": log}))
         SparkContext._ensure_initialized()  # (PySpark has no public call that starts the JVM alone)
     except KeyboardInterrupt:  # PySpark forgets the JVM it was starting, which would run on until it had started
         _end_started(_children() - before)
@@ -198,6 +204,8 @@ def spark_context(options: SparkOptions = DEFAULT_OPTIONS) -> Any:
     active = SparkContext._active_spark_context
     if active is not None:
         return active
+    if options.jvm_stderr is not None:
+        start_gateway(options.jvm_stderr)
     return spark_session(options.master, conf=dict(options.conf), timeout=options.timeout).sparkContext
 
 

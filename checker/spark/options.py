@@ -16,7 +16,7 @@ from typing import Any
 from kreassign.checker.spark.checkpoint_files import absolute_uri
 
 #: the options an explorer with bfs.explore's signature receives on each call
-SEARCH_FIELDS = ("max_states", "max_depth", "check_deadlock", "stop_on_violation", "keep_graph", "progress")
+SEARCH_FIELDS = ("max_states", "max_depth", "check_deadlock", "stop_on_violation", "keep_graph", "progress", "watch")
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,18 @@ class SparkOptions:
     stop_on_violation: bool = False
     keep_graph: bool = False
     progress: Callable[[int, int, float], None] | None = None  # (states, depth, states per second)
+    #: asked before each level with the states so far: a reason to stop ("max-memory: ...") or None (bfs.explore's
+    #: `watch`; --max-memory: the driver's memory, checker/config/limits.py)
+    watch: Callable[[int], str | None] | None = None
     liveness: bool = False  # stuck states classified on the executors (no graph on the driver)
     warmup: bool = True  # the first, small levels on the driver (False: every level on Spark)
     task_timings: bool = False  # each task prints its phases' times on stderr (KREASSIGN_SPARK_PROFILE=1)
+    #: a file for the stderr of the JVM kreassign starts (None: this process's stderr); `kreassign check --json`
+    #: sets it when stderr is stdout (`2>&1`), so that the JVM's own lines stay out of the JSON
+    jvm_stderr: str | None = None
+    #: packable models (checker/packed/reassignment.py) on the packed path, as the embedded engine takes it
+    #: (False: the object path, the engine before issue 28; `check --no-fast`)
+    packed: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))

@@ -35,7 +35,7 @@ def path_to(ctx: RunContext, search: SearchSoFar, level: int, key: int) -> Path:
 
 
 def explore_result(ctx: RunContext, search: SearchSoFar, seconds: float, complete: bool, *,
-                   classify_stuck: Callable[..., Any] | None = None,
+                   stopped: str | None = None, classify_stuck: Callable[..., Any] | None = None,
                    release_liveness: Callable[[], None] | None = None) -> ExploreResult:
     """bfs.explore's result for the search so far (the graph only with keep_graph)."""
     found = search.found
@@ -59,6 +59,7 @@ def explore_result(ctx: RunContext, search: SearchSoFar, seconds: float, complet
         deadlock=deadlock,
         per_action_edges=dict(search.kinds),
         graph=state_graph(ctx, search) if ctx.options.keep_graph else None,
+        stopped=stopped,
         classify_stuck=classify_stuck,
         release_liveness=release_liveness,
     )

@@ -6,6 +6,8 @@ and the candidates sent to it gives the level's new states (cached with the buck
 level). The first, small levels run on the driver instead (`DriverLevel`: every bucket's task in
 turn, in this process, same code, same output). `Rounds` runs both kinds and turns a level's
 output into the next level's input; the search loop choosing between them is checker/spark/run.py.
+A level where `--max-states` may fall runs as two jobs, `dedupe_and_check` then, only when the cap
+did not fall in it, `expand_checked` (checker/spark/check_task.py says why).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from kreassign.checker.spark import tasks as T
+from kreassign.checker.spark.check_task import check_task
 from kreassign.checker.spark.context import RunContext
 from kreassign.checker.spark.errors import quietly
 from kreassign.checker.spark.jobs import run_job
@@ -33,6 +36,8 @@ class SparkLevel:
     output: Any
     results: Any
     edges: list[Any] = field(default_factory=list)
+    checked_only: bool = False  # dedupe_and_check ran it: its states are checked, not expanded (yet)
+    check_seconds: float = 0.0  # that job's time, logged with the level's
 
     def unpersist(self, keep_states: bool = False) -> None:
         """Drop the cached blocks (the RDDs and their lineage stay: Spark may recompute them)."""
@@ -110,6 +115,48 @@ class Rounds:
                 self.runs.append(self.visited_run(states))
         return SparkLevel(job["level"], states, output, results)
 
+    def dedupe_and_check(self, previous: Any, job: dict[str, Any]) -> SparkLevel:
+        """The level after `previous`, deduplicated and checked but not expanded (the level where
+        --max-states may fall): per bucket, `dedupe_task` (its new states cached with the bucket, as in
+        `spark_level`) then `check_task` (their keys and findings, through the accumulator). `collect`
+        runs it; `expand_checked` expands it when the cap did not fall in it."""
+        from pyspark import StorageLevel
+
+        ctx = self.ctx
+        cands = self.candidates(previous)
+        keys_bc = ctx.sc.broadcast(self.search.level_keys[job["level"] - 1].tobytes())
+        self.broadcasts.append(keys_bc)
+        inputs = ctx.sc.union([*self.runs, cands])
+        if inputs.getNumPartitions() != ctx.buckets:
+            raise RuntimeError(f"level {job['level']}: {inputs.getNumPartitions()} partitions for {ctx.buckets} buckets")
+        results = ctx.sc.accumulator({}, T.Results())
+        dedupe = functools.partial(T.dedupe_task, job=job, recipe=ctx.recipe_bc, prev_keys=keys_bc, results=results)
+        states = inputs.mapPartitionsWithIndex(dedupe, preservesPartitioning=True)
+        states.persist(StorageLevel.MEMORY_AND_DISK)
+        check = functools.partial(check_task, job=job, recipe=ctx.recipe_bc, results=results)
+        return SparkLevel(job["level"], states, states.mapPartitionsWithIndex(check), results, checked_only=True)
+
+    def expand_checked(self, level: SparkLevel, job: dict[str, Any],
+                       checked: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        """Expand a level `dedupe_and_check` ran (one more job over its cached states, `expand_task` without
+        checking them again); its records as `collect` gives them, with the findings `checked` reported."""
+        from pyspark import StorageLevel
+
+        ctx = self.ctx
+        results = ctx.sc.accumulator({}, T.Results())
+        expand = functools.partial(T.expand_task, job={**job, "check": False}, recipe=ctx.recipe_bc, results=results)
+        output = level.states.mapPartitionsWithIndex(expand)
+        output._bypass_serializer = True  # the task writes PySpark's shuffle format itself
+        output.persist(StorageLevel.MEMORY_AND_DISK)
+        self.runs.append(self.visited_run(level.states))
+        level.output, level.results, level.checked_only = output, results, False
+        records = self.collect(level)
+        found = {v["bucket"]: v for tag, v in checked if tag == T.STATS}
+        for tag, v in records:
+            if tag == T.STATS:
+                v.update(violations=found[v["bucket"]]["violations"], examples=found[v["bucket"]]["examples"])
+        return records
+
     def visited_run(self, states: Any) -> Any:
         """The identities of a level's states, one sorted run per bucket (cached)."""
         from pyspark import StorageLevel
@@ -147,7 +194,7 @@ class Rounds:
                         per_bucket.setdefault(bucket, {}).update(v)
                 else:
                     others.extend((bucket, tag, v) for v in values)
-        expanded = level.output is not None
+        expanded = level.output is not None and not level.checked_only
         if len(per_bucket) != ctx.buckets or (expanded and any("transitions" not in v for v in per_bucket.values())):
             raise RuntimeError(f"level {level.number}: {len(per_bucket)} of {ctx.buckets} buckets reported (engine bug)")
         for v in per_bucket.values():
@@ -155,8 +202,15 @@ class Rounds:
         records = [(T.STATS, per_bucket[b]) for b in sorted(per_bucket)]
         records += [(tag, v) for _, tag, v in sorted(others, key=lambda r: (r[0], r[1]))]
         level.edges = [v for tag, v in records if tag == T.EDGES]
-        self._log_level(level.number, records, job_seconds, spark=True)
+        if level.checked_only:  # logged with its expansion (expand_checked), or by `log_checked` if there is none
+            level.check_seconds = job_seconds
+        else:
+            self._log_level(level.number, records, level.check_seconds + job_seconds, spark=True)
         return records
+
+    def log_checked(self, level: SparkLevel, records: list[tuple[str, Any]]) -> None:
+        """Log a level `dedupe_and_check` ran and that was not expanded (the cap fell in it)."""
+        self._log_level(level.number, records, level.check_seconds, spark=True)
 
     def on_driver(self, inputs: dict[int, list[Any]], job: dict[str, Any], prev_keys: bytes | None) -> DriverLevel:
         """One level on the driver: every bucket's task in turn, in this process (same code, same output)."""

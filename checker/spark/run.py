@@ -5,6 +5,12 @@ the run's context (context.py: the model, its codec and recipe, the buckets), th
 (search.py), the levels run on Spark or on the driver (rounds.py), checkpoints (checkpoint.py),
 liveness where the states are (stuck.py) and the result (results.py). This module decides only
 where each level runs, when the search stops, and what stays cached until liveness is done.
+
+Run limits stop the search as the embedded engine's do, with its `stopped` reasons: `max_states`
+keeps the same states (the first ones in BFS order), and a Spark level whose new states could
+reach the cap (the previous level's transitions bound them) is deduplicated and checked first and
+expanded only when the cap does not fall in it, so the cap's level is never expanded to be thrown
+away (check_task.py); `watch` (--max-memory, the driver's memory) is asked before each level.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kreassign.checker.explore.bfs import ExploreResult
+from kreassign.checker.explore.bfs import MAX_STATES, ExploreResult
 from kreassign.checker.explore.protocol import Model
 from kreassign.checker.spark import tasks as T
 from kreassign.checker.spark.checkpoint import Checkpoints
@@ -22,7 +28,7 @@ from kreassign.checker.spark.options import DEFAULT_OPTIONS, SparkOptions
 from kreassign.checker.spark.results import explore_result
 from kreassign.checker.spark.rounds import DriverLevel, Rounds
 from kreassign.checker.spark.search import SearchSoFar
-from kreassign.checker.spark.session import cluster_info, executors
+from kreassign.checker.spark.session import cluster_info, executors, lost_executors
 from kreassign.checker.spark.stuck import StuckStates
 
 PROGRESS_INTERVAL = 1.0  # seconds between progress calls (checked after each level)
@@ -46,21 +52,26 @@ class SparkRun:
                             if self.ctx.checkpointing else None)
         self.run_info = run_info if run_info is not None else {}
         self.started = self.last_progress = time.perf_counter()
+        self.last_transitions: int | None = None  # the last level's, which bound the next level's new states
 
     def run(self) -> ExploreResult:
         ctx, search = self.ctx, self.search
         started = self.started = self.last_progress = self.rounds.level_started = time.perf_counter()
         self.run_info.update(cluster_info(ctx.sc), buckets=ctx.buckets)
         if not ctx.inits:
-            return explore_result(ctx, search, 0.0, complete=not search.truncated)
+            return explore_result(ctx, search, 0.0, complete=not search.truncated,
+                                  stopped=MAX_STATES if search.truncated else None)
         ctx.ship()
+        since = time.time() * 1000
         try:
             complete = self.search_levels()
         finally:
             self.run_info["executors_used"] = len(self.rounds.executors_used)
             self.run_info["executors_registered"] = executors(ctx.sc)
+            self.run_info["executors_lost"] = lost_executors(ctx.sc, since)  # (Spark recomputed what they held)
         live = ctx.liveness and complete  # check/run.py classifies stuck states through it (no graph)
-        return explore_result(ctx, search, time.perf_counter() - started, complete,
+        stopped = search.stopped or (MAX_STATES if search.truncated else None)
+        return explore_result(ctx, search, time.perf_counter() - started, complete, stopped=stopped,
                               classify_stuck=self.classify_stuck if live else None,
                               release_liveness=self.release_liveness if live else None)
 
@@ -76,15 +87,22 @@ class SparkRun:
             level, out, stop, done = self._start()
             outputs.append(out)
             while not stop:
+                if self._over_memory():
+                    break
                 more = ctx.options.max_depth is None or level + 1 < ctx.options.max_depth
                 job = ctx.job(search.found, "expand" if more else "count", level=level + 1)
                 if isinstance(out, DriverLevel) and out.seconds < DRIVER_LEVEL_SECONDS:
                     nxt = rounds.on_driver(out.to, job, search.level_keys[level].tobytes())
                     results = nxt.results
                 else:
-                    nxt = rounds.next_on_spark(out, job)
+                    capped = more and self._may_reach_cap()
+                    nxt = rounds.dedupe_and_check(out, job) if capped else rounds.next_on_spark(out, job)
                     outputs.append(nxt)
                     results = rounds.collect(nxt)
+                    if capped and self._cap_falls_in(results):
+                        rounds.log_checked(nxt, results)  # (absorb keeps its first states and stops)
+                    elif capped:
+                        results = rounds.expand_checked(nxt, job, results)
                     if job["mode"] != "count":
                         self.stuck.keep(nxt.states)
                 out.unpersist(keep_states=ctx.liveness)
@@ -94,6 +112,7 @@ class SparkRun:
                     search.dropped = any(v["new"] for tag, v in results if tag == T.STATS)
                     break
                 stop, done = search.absorb(level, results)
+                self.last_transitions = sum(v.get("transitions", 0) for tag, v in results if tag == T.STATS)
                 self._commit(level, out, done)
                 self._report()
             complete = search.complete(done)
@@ -131,9 +150,32 @@ class SparkRun:
             results = rounds.collect(out)
             self.stuck.keep(out.states)
         stop, done = self.search.absorb(0, results)
+        self.last_transitions = sum(v.get("transitions", 0) for tag, v in results if tag == T.STATS)
         self._commit(0, out, done)
         self._report()
         return 0, out, stop, done
+
+    def _may_reach_cap(self) -> bool:
+        """Could the next level's new states reach max_states? They are at most the previous level's
+        transitions (unknown after a resume: maybe). Not with keep_graph (small runs that keep everything)."""
+        cap, search = self.ctx.options.max_states, self.search
+        if cap is None or self.ctx.options.keep_graph:
+            return False
+        return self.last_transitions is None or search.states + self.last_transitions > cap
+
+    def _cap_falls_in(self, results: list[tuple[str, Any]]) -> bool:
+        """Does max_states fall in the level these (checked, not expanded) results report?"""
+        new = sum(v["new"] for tag, v in results if tag == T.STATS)
+        return self.search.states + new > self.ctx.options.max_states
+
+    def _over_memory(self) -> bool:
+        """Ask the run's `watch` (--max-memory) before a level, as the embedded engine does between chunks;
+        a reason to stop ends the search, incomplete, with that reason."""
+        watch = self.ctx.options.watch
+        reason = watch(self.search.states) if watch is not None else None
+        if reason is not None:
+            self.search.stopped = reason
+        return reason is not None
 
     def _commit(self, level: int, out: Any, done: bool) -> None:
         if self.checkpoints is not None:

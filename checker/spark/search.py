@@ -44,6 +44,7 @@ class SearchSoFar:
     options: SparkOptions
     truncated: bool = False  # max_states cut the search
     dropped: bool = False  # max_depth left new states unexplored
+    stopped: str | None = None  # a run limit's reason to stop other than max_states (watch: --max-memory)
     level_keys: list[np.ndarray] = field(default_factory=list)  # per level, the sorted discovery keys
     states: int = 0
     transitions: int = 0
@@ -56,7 +57,7 @@ class SearchSoFar:
 
     def complete(self, done: bool) -> bool:
         """Did a search that reached its end (`done`) explore everything?"""
-        return done and not (self.truncated or self.dropped)
+        return done and not (self.truncated or self.dropped or self.stopped)
 
     def counts(self) -> dict[str, Any]:
         """What a checkpoint's meta.json records of the search."""

@@ -77,6 +77,11 @@ def log4j2_file() -> str:
     return path
 
 
+def jvm_log_file() -> str:
+    """Where the JVM kreassign starts writes its stderr when that must not reach this process's (SparkOptions.jvm_stderr)."""
+    return os.path.join(_private_dir(), "spark-jvm.log")
+
+
 def session_settings(master: str, partitions: int | None = None) -> dict[str, str]:
     """kreassign's defaults (docs/spark.md): UI and console progress off, Python workers reused,
     few shuffle partitions locally, retries; the user's own configuration wins over each of them."""
@@ -164,6 +169,27 @@ def cluster_info(sc: Any) -> dict[str, Any]:
             "default_parallelism": sc.defaultParallelism}
 
 
+def lost_executors(sc: Any, since_ms: float) -> list[dict[str, str]]:
+    """The executors removed since `since_ms` (ms since the epoch): id, host and Spark's reason ("Command exited
+    with code 137", "worker lost", an idle executor dynamic allocation released...), from the JVM's status store,
+    which keeps removed executors (the UI's Executors page; PySpark has no public call for it). [] when the
+    store cannot say (local mode has only the driver)."""
+    out: list[dict[str, str]] = []
+    try:
+        listed = sc._jsc.sc().statusStore().executorList(False)
+        for i in range(listed.length()):
+            e = listed.apply(i)
+            removed = e.removeTime()
+            if e.isActive() or e.id() == "driver" or not removed.isDefined() or removed.get().getTime() < since_ms:
+                continue
+            reason = e.removeReason()
+            out.append({"id": str(e.id()), "host": str(e.hostPort()),
+                        "reason": str(reason.get()) if reason.isDefined() else "unknown"})
+    except Exception:  # noqa: BLE001 - a status store without these calls: report nothing rather than fail a run
+        return []
+    return out
+
+
 def spark_conf(pairs: list[str]) -> dict[str, str]:
     """`--conf KEY=VALUE` flags as a dict (UsageError naming the bad one)."""
     out = {}
@@ -176,5 +202,5 @@ def spark_conf(pairs: list[str]) -> dict[str, str]:
 
 
 __all__ = ["DEFAULT_MASTER", "EXECUTOR_TIMEOUT", "LOG4J2", "SHELL_SETTINGS", "check_reachable",
-           "cluster_info", "defaults_file_keys", "executor_timeout", "executors", "log4j2_file", "session_settings",
-           "spark_conf", "wait_for_executors"]
+           "cluster_info", "defaults_file_keys", "executor_timeout", "executors", "jvm_log_file", "log4j2_file", "lost_executors",
+           "session_settings", "spark_conf", "wait_for_executors"]

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 from kreassign.checker.explore.protocol import checked_properties
-from kreassign.checker.spark.codec import Codec, codec_for
+from kreassign.checker.spark.codec import Codec, codec_for, digest
 from pyspark.accumulators import AccumulatorParam
 from pyspark.serializers import CPickleSerializer, pack_long
 
@@ -54,7 +54,7 @@ EMPTY_I64 = np.empty(0, dtype=np.int64)
 
 # -- the model on an executor ----------------------------------------------------------------
 
-_MODELS: OrderedDict[str, Runtime] = OrderedDict()
+_MODELS: OrderedDict[tuple[str, str], Runtime] = OrderedDict()
 _MODELS_KEPT = 4
 
 
@@ -66,6 +66,9 @@ class Runtime:
         self.codec: Codec = codec if codec is not None else codec_for(model, sample, codec_name)
         self.properties = {p.name: p for p in checked_properties(model)}
         self.kernel = callable(getattr(model, "successor_arrays", None)) and callable(getattr(model, "action_of", None))
+        # the packed path (codec.PackedCodec): a replica of the packed model, tabulated here from the reference
+        self.packed = getattr(self.codec, "packed", None)
+        self.packed_kinds: dict[int, str] = {}  # packed action id -> the kind name of its label
         from kreassign.checker.explore.protocol import Model
 
         self.within = model.within_boundary if type(model).within_boundary is not Model.within_boundary else None
@@ -115,7 +118,9 @@ def build_model_and_codec(recipe: dict[str, Any]) -> tuple[Any, Codec | None]:
 
 def runtime(job: dict[str, Any], recipe_value: Any) -> Runtime:
     """The executor's model for this run, built once per Python worker (worker reuse keeps it)."""
-    rid = job["recipe_id"]
+    # keyed by the codec too: one recipe may run with the packed codec and, in another search of the same
+    # session (e.g. one keeping the whole graph), with the object codec
+    rid = (job["recipe_id"], job["codec"])
     rt = _MODELS.get(rid)
     if rt is None:
         recipe = recipe_value.value if hasattr(recipe_value, "value") else recipe_value
@@ -595,6 +600,83 @@ def check_and_expand_bytes(rt: Runtime, level: Level, job: dict[str, Any], found
         (edges_src, edges_k, edges_to, tokens)
 
 
+def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], found: Findings, expand: bool):
+    """check_and_expand_bytes on the packed path: the level's states read into the executor's replica of the
+    packed model (codec.PackedCodec), every property decided from the table's bits (the `PackedModel` protocol,
+    as checker/packed/bfs.py decides them, exactly where a bit cannot say), the edges from its tabulated
+    successors, and the distinct successors written back as payloads. Same output as the object path: the
+    successors come in the reference's order (checker/packed/reassignment.py), so keys and k are the same."""
+    packed, codec = rt.packed, rt.codec
+    keys = level.keys
+    values = codec.values_of(level.payloads)
+    empty = ([], EMPTY_I64, [], ([], [], [], []))
+    if not len(values):
+        return empty
+    if job["always"] or job["sometimes"]:
+        always, _, some = packed.state_bits(values)
+        for name in job["always"]:
+            bit = _bit_of(packed.always, name)
+            held = packed.holds(packed.always_forms, bit, always)
+            if held is None:  # the base fails there: the exact property decides (checker/packed/bfs.py)
+                bad = np.flatnonzero(((always >> bit) & 1) == 0)
+                held = np.ones(len(values), dtype=bool)
+                held[bad] = [packed.state_holds(bit, int(values[i])) for i in bad.tolist()]
+            if not held.all():
+                found.note_state(found.violations, name, int(keys[~held].min()))
+        for name in job["sometimes"]:
+            hits = ((some >> _bit_of(packed.sometimes, name)) & 1).astype(bool)
+            if hits.any():
+                found.note_state(found.examples, name, int(keys[hits].min()))
+    if not expand:
+        return empty
+    if rt.within is not None:
+        inside = np.fromiter((rt.within(packed.unpack(v)) for v in values.tolist()), dtype=bool, count=len(values))
+        values, keys = values[inside], keys[inside]
+    pos, ids, nexts, ok = packed.successor_arrays(values)
+    pos = np.asarray(pos, dtype=np.int64)
+    k = _edge_k(pos, len(values))
+    if len(k) and k.max() >= MAX_EDGES_PER_STATE:
+        raise InfraError(f"a state has more than {MAX_EDGES_PER_STATE - 1} successors: beyond the Spark engine's "
+                         "discovery keys (use the embedded engine)")
+    found.transitions += len(nexts)
+    for action_id, n in enumerate(np.bincount(ids).tolist() if len(ids) else []):
+        if n:
+            name = rt.packed_kinds.get(action_id)
+            if name is None:  # the kind of the label the model's own step gives (a Transition), as the object path
+                e = int(np.argmax(ids == action_id))
+                label = rt.model.step(packed.unpack(int(values[pos[e]])), packed.action_of(action_id))[1]
+                name = rt.packed_kinds[action_id] = rt.kind_name(label)
+            found.kinds[name] = found.kinds.get(name, 0) + n
+    if job["check_deadlock"] and found.deadlock is None:
+        stuck = np.bincount(pos, minlength=len(values)) == 0
+        if stuck.any():
+            found.deadlock = int(keys[stuck].min())
+    src = keys[pos] if len(pos) else EMPTY_I64
+    for name in job["transition"]:
+        bit = _bit_of(packed.edge_props, name)
+        held = packed.holds(packed.edge_forms, bit, ok)
+        if held is None:
+            bad = np.flatnonzero(((ok >> bit) & 1) == 0)
+            held = np.ones(len(ok), dtype=bool)
+            held[bad] = [packed.edge_holds(bit, int(values[pos[e]]), int(ids[e]), int(nexts[e])) for e in bad.tolist()]
+        bad = np.flatnonzero(~held)
+        if len(bad):
+            first = bad[np.lexsort((k[bad], src[bad]))[0]]
+            found.note_edge(name, int(src[first]), int(k[first]))
+    if not len(nexts):
+        return empty
+    uniq, best = _min_per_group(nexts, (src << K_BITS) | k)
+    payloads = codec.payloads_of(uniq)
+    return [digest(p) for p in payloads], best, payloads, ([], [], [], [])
+
+
+def _bit_of(props: Any, name: str) -> int:
+    for bit, p in enumerate(props):
+        if p.name == name:
+            return bit
+    raise KeyError(name)
+
+
 def candidates_bytes(idents: list[bytes], best: np.ndarray, payloads: list[bytes],
                      buckets: int, own: int, visited: DigestVisited) -> dict[int, tuple[bytes, ...]]:
     """Split by bucket (already one per distinct successor); the own bucket's visited ones dropped."""
@@ -673,7 +755,8 @@ def expand(bucket: int, rt: Runtime, new: Level, job: dict[str, Any],
             edges = (src.tobytes(), k.astype(np.uint16).tobytes(), nexts.tobytes(), ids.tobytes(),
                      json.dumps(table).encode())
     else:
-        idents, best, payloads, (e_src, e_k, e_to, tokens) = check_and_expand_bytes(rt, new, sub, found, True)
+        step = check_and_expand_packed if rt.packed is not None else check_and_expand_bytes
+        idents, best, payloads, (e_src, e_k, e_to, tokens) = step(rt, new, sub, found, True)
         for b, blob in candidates_bytes(idents, best, payloads, job["buckets"], bucket, own).items():
             yield b, (CANDIDATES, blob)
         if job["keep_graph"]:

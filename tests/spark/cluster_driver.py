@@ -2,20 +2,20 @@
 
 Two phases in one application (an application costs the cluster ~20 s to start):
 
-1. `kreassign check --engine spark --json` exactly as a user would run it under spark-submit
-   (no --master: spark-submit's wins), its JSON written to OUT/check.json, with the settings the
-   session ended up with (to show spark-submit's --conf and spark-defaults.conf won);
+1. `kreassign check --engine spark --json FILE` exactly as a user would run it under spark-submit
+   (no --master: spark-submit's wins; the JSON to a file, since spark-submit merges the driver's
+   stderr into its stdout), recorded in OUT/check.json with the settings the session ended up
+   with (to show spark-submit's --conf and spark-defaults.conf won);
 2. the same model explored again with every level on Spark (no warm-up on the driver), pausing
    after level KILL_AT until the test has killed an executor JVM: OUT/fault.json holds the counts
-   and counterexample paths, which the test compares with the embedded engine's.
+   and counterexample paths, which the test compares with the embedded engine's, and the executors
+   the run reports lost.
 
 Usage: spark-submit ... cluster_driver.py OUT KILL_AT
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import sys
@@ -36,14 +36,15 @@ def check_phase(out: str) -> None:
     # kip455 at these bounds is tiny: on a fast machine every level takes under DRIVER_LEVEL_SECONDS and
     # the warm-up would run them all on the driver, leaving the executors idle; the test asserts they ran
     run.DRIVER_LEVEL_SECONDS = 0.0
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        code = main(["check", "--engine", "spark", *FLAGS, "--json", "--no-minimize", "--out", os.path.join(out, "cx")])
+    result = os.path.join(out, "result.json")
+    code = main(["check", "--engine", "spark", *FLAGS, "--json", result, "--no-minimize", "--out", os.path.join(out, "cx")])
     conf = engine.spark_context().getConf()
     settings = {k: conf.get(k, None) for k in ("spark.task.maxFailures", "spark.sql.shuffle.partitions",
                                                "spark.ui.enabled", "spark.python.worker.reuse")}
+    with open(result) as f:
+        document = json.load(f)
     with open(os.path.join(out, "check.json"), "w") as f:
-        json.dump({"exit_code": code, "result": json.loads(text.getvalue()), "settings": settings}, f)
+        json.dump({"exit_code": code, "result": document, "settings": settings}, f)
 
 
 def fault_phase(out: str, kill_at: int) -> None:
@@ -66,7 +67,8 @@ def fault_phase(out: str, kill_at: int) -> None:
         json.dump({"states": result.states, "transitions": result.transitions, "depth": result.depth,
                    "complete": result.complete, "edges": result.per_action_edges,
                    "violations": {n: repr(v.path) for n, v in result.violations.items()},
-                   "executors_used": info.get("executors_used"), "levels": len(levels)}, f)
+                   "executors_used": info.get("executors_used"), "executors_lost": info.get("executors_lost"),
+                   "levels": len(levels)}, f)
 
 
 if __name__ == "__main__":

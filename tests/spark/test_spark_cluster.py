@@ -205,6 +205,7 @@ def test_a_killed_executor_changes_nothing(submitted):
         embedded.states, embedded.transitions, embedded.depth, embedded.complete, embedded.per_action_edges)
     assert fault["violations"] == {n: repr(v.path) for n, v in embedded.violations.items()}
     assert fault["levels"] > KILL_AT + 1  # levels ran after the kill
+    assert len(fault["executors_lost"]) == 1 and fault["executors_lost"][0]["reason"]  # and the run says so
 
 
 def test_a_cluster_without_room_for_the_application_fails_fast_with_exit_3(cluster, starved):

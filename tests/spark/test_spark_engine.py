@@ -234,3 +234,15 @@ def test_bytes_shuffled_follow_the_frontier_not_the_visited_set(sc):
     assert min(per_level) > 0
     # 400 candidates of 16 bytes per level; the visited set reaches 4,400 states (35 KB as int64)
     assert max(per_level) < 1.25 * min(per_level), per_level
+
+
+def test_packable_models_take_the_packed_path(sc):
+    """kraft goes through the packed path's codec (tasks expand with a replica of the packed model, which
+    test_same_answers_as_the_embedded_engine[kraft] compares); zk, and kraft with packed=False, do not."""
+    from kreassign.checker.spark.context import RunContext
+
+    kraft = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
+    zk = build_model("reassignment", "zk", DEFAULT_SUITE["zk"])
+    assert RunContext.build(sc, kraft, SparkOptions()).codec.name == "packed"
+    assert RunContext.build(sc, kraft, SparkOptions(packed=False)).codec.name == "struct"
+    assert RunContext.build(sc, zk, SparkOptions()).codec.name == "struct"

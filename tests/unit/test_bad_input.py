@@ -155,7 +155,6 @@ def _cases() -> list[Case]:
              ["ApplyRaises", "boom from the implementation"]),
         Case("check-impl-constructor-raises", [*k, "--impl", f"{IMPL}:InitRaises"], 3, ["InitRaises", "boom"]),
         Case("check-impl-on-spark", [*k, "--impl", f"{IMPL}:ApplyRaises", "--engine", "spark"], 2, ["--impl", "Spark"]),
-        Case("check-spark-max-memory", [*k, "--engine", "spark", "--max-memory", "1G"], 2, ["--max-memory"]),
         Case("check-symmetry-not-symmetric", [*k, "--symmetry"], 2, ["symmetric"]),
         Case("check-unknown-flag", [*k, "--frobnicate"], 2, ["--frobnicate"]),
     ]

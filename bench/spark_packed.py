@@ -1,0 +1,149 @@
+"""`kreassign check --engine spark` on the packed path against the embedded engine, side by side in one run.
+
+    python bench/spark_packed.py                  # kraft b5r3_f2 (244,349 states) and b5r3_f1 (75,339)
+    python bench/spark_packed.py --object-too     # also Spark on the object path (--no-fast: the engine before
+                                                  # issue 28; minutes per row)
+    python bench/spark_packed.py --liveness       # with the eventually properties (default: --no-liveness)
+    python bench/spark_packed.py --quick          # the default kraft suite model, embedded and local[2]: a smoke run
+
+Each row is one whole `kreassign check --profile kraft ... --json` process, as a user runs it (interpreter,
+JVM and session start included): the embedded engine, then Spark on local[1] and local[2]. Wall time, and
+CPU seconds of the whole process tree (the driver, the JVM, the Python workers: utime + stime read from
+/proc every POLL seconds while it runs, so a process that lives less than that may be missed), states per
+CPU-second, and the ratios to the embedded engine. Every Spark row is checked to give the embedded engine's
+states, transitions, depth and verdicts (status and counterexample length of every property): "same"
+says so. Figures are comparable only within one run of the script on an otherwise idle machine.
+Never asserts: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+CONFIGS = {
+    "b5r3_f2": ["--brokers", "5", "--rf", "3", "--failures", "2"],
+    "b5r3_f1": ["--brokers", "5", "--rf", "3", "--failures", "1"],
+    "default": [],
+}
+FULL = ["b5r3_f2", "b5r3_f1"]
+QUICK = ["default"]
+POLL = 0.1
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(root: int, seen: dict[int, float]) -> None:
+    """Record utime + stime (s) of `root` and its descendants in `seen` (pid -> the largest figure read)."""
+    parents: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        parents.setdefault(int(fields[1]), []).append(int(name))
+        cpu[int(name)] = (int(fields[11]) + int(fields[12])) / TICKS
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in cpu:
+            seen[pid] = max(seen.get(pid, 0.0), cpu[pid])
+        todo += parents.get(pid, [])
+
+
+def run_check(args: list[str]) -> dict:
+    """One `kreassign check ... --json` process: its JSON, wall seconds and CPU seconds of its process tree."""
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", "from kreassign.cli import main; raise SystemExit(main())",
+                                 "check", *args, "--json"], stdout=out, stderr=subprocess.DEVNULL)
+        seen: dict[int, float] = {}
+        while proc.poll() is None:
+            _tree_cpu(proc.pid, seen)
+            time.sleep(POLL)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        text = out.read().decode()
+    try:
+        report = json.loads(text)
+    except ValueError:
+        report = {"error": text[-500:]}
+    return {"report": report, "wall": wall, "cpu": sum(seen.values()), "exit": proc.returncode}
+
+
+def answers(report: dict) -> tuple:
+    """What must be identical across engines: counts and each property's verdict and trace length."""
+    r = report.get("results", [{}])[0]
+    props = r.get("properties", {})
+    verdicts = []
+    for name in sorted(props) if isinstance(props, dict) else []:
+        p = props[name]
+        verdicts.append((name, p.get("status"), p.get("length"),
+                         tuple(sorted((f, (v or {}).get("length") if isinstance(v, dict) else v)
+                                      for f, v in (p.get("findings") or {}).items()))))
+    return r.get("states"), r.get("transitions"), r.get("depth"), tuple(verdicts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"{' and '.join(QUICK)} instead of {' and '.join(FULL)}")
+    parser.add_argument("--config", action="append", choices=list(CONFIGS))
+    parser.add_argument("--object-too", action="store_true", help="also Spark on the object path (--no-fast)")
+    parser.add_argument("--liveness", action="store_true", help="check the eventually properties too")
+    args = parser.parse_args(argv)
+    names = args.config or (QUICK if args.quick else FULL)
+    engines = [("embedded", []), ("spark local[1]", ["--engine", "spark", "--master", "local[1]"]),
+               ("spark local[2]", ["--engine", "spark", "--master", "local[2]"])]
+    if args.quick:  # one JVM: the whole code path, no figures to quote
+        del engines[1]
+    if args.object_too:
+        engines += [("spark local[1] object path", ["--engine", "spark", "--master", "local[1]", "--no-fast"]),
+                    ("spark local[2] object path", ["--engine", "spark", "--master", "local[2]", "--no-fast"])]
+    rows, mismatches = [], 0
+    for name in names:
+        base = ["--profile", "kraft", *CONFIGS[name], *([] if args.liveness else ["--no-liveness"])]
+        measured = {}
+        for engine, extra in engines:
+            m = measured[engine] = run_check(base + extra)
+            print(f"{name} {engine}: {m['wall']:.1f} s wall, {m['cpu']:.1f} CPU-s, exit {m['exit']}", file=sys.stderr,
+                  flush=True)
+        e = measured["embedded"]
+        want = answers(e["report"])
+        for engine, _ in engines:
+            m = measured[engine]
+            got = answers(m["report"])
+            same = got == want and m["exit"] == e["exit"]
+            mismatches += not same
+            states = got[0] or 0
+            rate = states / m["cpu"] if m["cpu"] else 0.0
+            e_rate = (want[0] or 0) / e["cpu"] if e["cpu"] else 0.0
+            rows.append([name, engine, f"{states:,}", f"{got[1] or 0:,}", got[2], f"{m['wall']:.1f}", f"{m['cpu']:.1f}",
+                         f"{rate:,.0f}", f"{m['wall'] / e['wall']:.2f}x", f"{rate / e_rate if e_rate else 0:.2f}",
+                         "yes" if same else "NO"])
+        if "spark local[1]" not in measured:
+            continue
+        one, two = measured["spark local[1]"], measured["spark local[2]"]
+        rows.append([name, "local[1] wall / local[2] wall", "", "", "", f"{one['wall'] / two['wall']:.2f}", "", "", "",
+                     "", ""])
+    print(tabulate(rows, headers=["config", "engine", "states", "transitions", "depth", "wall s", "CPU-s",
+                                  "states/CPU-s", "wall / embedded", "rate / embedded", "same"],
+                   disable_numparse=True))
+    print(f"{mismatches} row(s) differing from the embedded engine")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    raise SystemExit(main())
