@@ -29,9 +29,10 @@ def test_an_exception_inside_the_with_leaves_nothing():
 
 def _start_cli(*flags: str) -> tuple[subprocess.Popen, dict]:
     """`kreassign cluster start --json` in its own process; its JSON line once the cluster is up."""
+    # a background job's SIGINT may be ignored (SIG_IGN is inherited): give the child the default, as a terminal does
     proc = subprocess.Popen([sys.executable, "-m", "kreassign", "cluster", "start", "--json", *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = proc.stdout.readline()
     if not line:
         proc.kill()
