@@ -122,7 +122,8 @@ def test_status_names_each_situation(version, mode, tmp_path):
                 # same target: idempotent) until the controller lists it
                 if listed(c, "moving"):
                     return None
-                return c.admin.alter_reassignments([("moving", 0, [1, 3])], timeout_s=15)[0]["error_class"] or \
+                # (a short timeout: the frozen broker's ZooKeeper session, 6 s, must not expire before one lands)
+                return c.admin.alter_reassignments([("moving", 0, [1, 3])], timeout_s=3)[0]["error_class"] or \
                     "sent; not listed yet"
             c.wait_for("the move to a frozen broker accepted", sent, 90)
             c.kill(3)
