@@ -261,7 +261,10 @@ def prove_ranking(enc: ReassignEncoding, ranking: Ranking, invariant: list, *, i
 # -- refutation: bounded model checking to a stuck state ---------------------------------------------------
 
 #: the shape of a declared finding's stuck state, over the encoding (twin: spec/findings.py's signatures
-#: stuck_on_stale_adding and stuck_leaderless), to steer bounded model checking towards it
+#: stuck_on_stale_adding and stuck_leaderless), to steer bounded model checking towards it. Only a search
+#: hint: a witness counts once the explorer's model confirms no completion is reachable from it and the
+#: finding's own signature classifies it (refute_liveness), so a wrong hint can cost a verdict ("unknown"),
+#: never give a wrong one
 STUCK_HINT: dict[str, Callable[[Vars], z3.BoolRef]] = {
     "stale_adding_never_completes": lambda s: s.AR & s.RR != 0,
     # leaderless with every broker up: no recovery left to trigger an election
