@@ -45,8 +45,8 @@ def part(result: dict, name: str) -> dict:
     return next(p for p in result["partitions"] if p["partition"] == name)
 
 
-def listed(c, topic: str) -> bool:
-    return any(r["topic"] == topic for r in c.admin.list_reassignments())
+def listed(c, topic: str, timeout_s: float = 10.0) -> bool:
+    return any(r["topic"] == topic for r in c.admin.list_reassignments(timeout_s=timeout_s))
 
 
 def isr(c, topic: str) -> list[int]:
@@ -119,12 +119,19 @@ def test_status_names_each_situation(version, mode, tmp_path):
 
             def sent() -> str | None:
                 # the Admin client may pick the frozen broker for a request and time out: send it again (the
-                # same target: idempotent) until the controller lists it
-                if listed(c, "moving"):
+                # same target: idempotent) until the controller lists it. Short timeouts, so that the frozen
+                # broker's ZooKeeper session (6 s) rarely expires first; when it did (seen under CI load) the
+                # controller refuses the dead adding replica for good: thaw broker 3 until it registers again,
+                # then freeze it anew and resend.
+                if listed(c, "moving", timeout_s=3):
                     return None
-                # (a short timeout: the frozen broker's ZooKeeper session, 6 s, must not expire before one lands)
-                return c.admin.alter_reassignments([("moving", 0, [1, 3])], timeout_s=3)[0]["error_class"] or \
-                    "sent; not listed yet"
+                error = c.admin.alter_reassignments([("moving", 0, [1, 3])], timeout_s=3)[0]["error_class"]
+                if error == "InvalidReplicaAssignmentException":
+                    c.resume(3)
+                    c.wait_for("broker 3 registered again",
+                               lambda: None if 3 in c.admin.broker_ids(timeout_s=3) else "3 not listed", 60)
+                    c.pause(3)
+                return error or "sent; not listed yet"
             c.wait_for("the move to a frozen broker accepted", sent, 90)
             c.kill(3)
             gone(c, 3)
