@@ -59,6 +59,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--targets", choices=TARGET_MODES, default="rf",
                         help="reassignment targets: 'rf' keeps the initial replication factor, as the explorer's "
                              "bounds do (default); 'any' allows every non-empty broker set")
+    parser.add_argument("--kafka-version", metavar="X.Y.Z",
+                        help="the Kafka release whose rules the kraft profile's proofs encode (default: the newest, "
+                             "see docs/proofs.md 'Which Kafka'); the other profiles have no release")
     parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
     parser.add_argument("--out", default="kreassign-out", metavar="DIR",
                         help="directory for counterexample files (default: %(default)s)")
@@ -184,6 +187,17 @@ def run(args: argparse.Namespace) -> int:
         for name in args.properties:
             if name not in known:
                 return _usage(f"--property: unknown property {name!r}; known: {', '.join(sorted(known))}")
+    kafka_version = None
+    if args.kafka_version is not None:
+        from kreassign.spec.kafka_releases import parse_version
+
+        try:
+            kafka_version = parse_version(args.kafka_version)
+        except ValueError as e:
+            return _usage(f"--kafka-version: {e}")
+        if "kraft" not in profiles:
+            return _usage(f"--kafka-version: applies to the kraft profile only; --profile gives "
+                          f"{', '.join(profiles)}")
     check_out_dir(args.out)
     progress = None if args.quiet or args.json else (lambda msg: print(f"[prove] {msg}", file=sys.stderr))
     started = time.perf_counter()
@@ -191,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
 
     with reliable_ctrl_c("z3"), _interruptible():  # Ctrl-C is raised in our code, never inside z3's wrappers
         results = prove(profiles, max_brokers=args.max_brokers, min_brokers=args.min_brokers, targets=args.targets,
-                        properties=args.properties, out_dir=args.out, progress=progress)
+                        properties=args.properties, out_dir=args.out, progress=progress, kafka_version=kafka_version)
     total = time.perf_counter() - started
     unexpected = [r for r in results if r.unexpected]
     code = FINDING if unexpected else OK

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 
-from kreassign.checker.traces.replay import replay
 from kreassign.checker.traces.format import read_trace
-
+from kreassign.checker.traces.replay import replay
 from kreassign.checker.z3.profiles import ENCODINGS, kraft_encoding
-from kreassign.cli import main
 from kreassign.spec import findings as F
 from kreassign.spec.kafka_releases import NEWEST
+
+from kreassign.cli import main
 
 
 def test_json_results_for_a_quota_profile(tmp_path, capsys):
@@ -93,3 +93,26 @@ def test_usage_errors_exit_2(capsys):
     assert main(["prove", "--property", "nope"]) == 2
     assert main(["prove", "--max-brokers", "2"]) == 2
     assert "--max-brokers" in capsys.readouterr().err
+
+
+def test_kafka_version_selects_the_release_kraft_is_proved_at(tmp_path, capsys):
+    """`--kafka-version`: 3.9.2's completion rule (every target replica in the ISR, KAFKA-15665) makes
+    completion_reaches_target hold; the newest release's (KAFKA-19975) refutes it."""
+    args = ["prove", "--profile", "kraft", "--max-brokers", "4", "--property", "completion_reaches_target",
+            "--json", "--out", str(tmp_path)]
+    verdicts = {}
+    for version in ("3.9.2", NEWEST):
+        assert main([*args, "--kafka-version", version]) == 0
+        (row,) = [r for r in json.loads(capsys.readouterr().out)["results"] if r["property"] != "inductive_invariant"]
+        assert row["kafka_version"] == version
+        verdicts[version] = row["verdict"]
+    assert verdicts == {"3.9.2": "proved", NEWEST: "refuted"}
+
+
+def test_kafka_version_bad_input_names_the_flag(tmp_path, capsys):
+    for extra, words in ((["--kafka-version", "3.9"], "is not a Kafka release"),
+                         (["--kafka-version", "2.8.0"], "is not supported"),
+                         (["--profile", "zk", "--kafka-version", "3.9.2"], "applies to the kraft profile only")):
+        assert main(["prove", *extra, "--out", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--kafka-version" in err and words in err, err
