@@ -328,11 +328,26 @@ def _reassignment_finished_masks(m):
 reassignment_finished = every_partition(reassignment_finished_at, _reassignment_finished_masks)
 
 
+def _accepted_target(ms: ModelState, topic: str, index: int) -> tuple[int, ...] | None:
+    """zk: the target of a request the controller has accepted but not yet applied — step U of
+    onPartitionReassignment pending with partitionsBeingReassigned recording the target (reassignTo(origin) for
+    a cancel). Kafka runs the request and step U in one controller event (processApiPartitionReassignment →
+    onPartitionReassignment, KafkaController 3.9.2), so no state exists where the old target is still the one
+    the controller heads for; the model's ghost only catches up at step U. None elsewhere."""
+    zk = ms.cluster.zk
+    if zk is None or (topic, index, "U") not in zk.pending:
+        return None
+    return next((r for t, i, r in zk.being_reassigned if (t, i) == (topic, index)), None)
+
+
 def targets_live_and_in_sync(ms: ModelState) -> bool:
-    """Every in-flight reassignment's target (the original, once cancelled) is live and in the ISR."""
-    for (_, _, p), g in zip(ms.cluster.partitions(), ms.ghosts):
+    """Every in-flight reassignment's target (the original, once cancelled; zk: the target of an accepted request
+    whose step U is pending) is live and in the ISR."""
+    for (topic, index, p), g in zip(ms.cluster.partitions(), ms.ghosts):
         if g.original is not None:
-            target = g.requested if g.requested is not None else g.original
+            target = _accepted_target(ms, topic, index)
+            if target is None:
+                target = g.requested if g.requested is not None else g.original
             if not all(b in p.isr and ms.cluster.is_active(b) for b in target):
                 return False
     return True

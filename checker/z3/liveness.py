@@ -38,9 +38,14 @@ LIVENESS_PROPERTIES = ("reassignment_can_finish", "reassignment_can_finish_in_sy
 
 
 def premise(s: Vars) -> z3.BoolRef:
-    """spec/reassign_properties.targets_live_and_in_sync, over the encoding: an in-flight reassignment's
-    target (the original, once cancelled) is live and in the ISR."""
+    """spec/reassign_properties.targets_live_and_in_sync, over the encoding (twin): an in-flight reassignment's
+    target (the original, once cancelled; zk: the recorded target `BR` of an accepted request whose step U is
+    pending) is live and in the ISR."""
     target = z3.If(s.hQ, s.Q, s.O)
+    if "PS" in s:  # the zk encoding
+        from kreassign.checker.z3.zk import U
+
+        target = z3.If(z3.And(s.PS == z3.BitVecVal(U, s.PS.size()), s.hBR), s.BR, target)
     return z3.Or(z3.Not(s.hO), subset(target, s.I & s.L))
 
 
@@ -86,18 +91,59 @@ def _step_rules(enc):
 
 
 def _zk_rules(enc):
+    """zk, `_in_sync`. In a clean topic only the first rule is ever taken (the lemmas: a target in sync while in
+    flight means a run of the controller is under way). In an unclean topic an election may put the target in sync
+    without the completion check (Kafka 3.9.2 checks it after a successful AlterPartition only,
+    KafkaController.processAlterPartition → maybeCompleteReassignment): the leader's own ISR changes rerun it.
+    A request accepted meanwhile is judged by its own target (`premise`: the recorded `BR` while its step U is
+    pending), as Kafka runs the request and step U in one controller event."""
     from kreassign.checker.z3.zk import NONE
 
     idle = lambda s: s.PS == enc.ps(NONE)
     return [
         Rule("the controller takes its pending step", lambda s: z3.Not(idle(s)), STEP),
-        Rule("a replica's broker recovers (the lowest id)", lambda s: s.R & ~s.L != 0, RECOVER,
-             lambda s: lowest(s.R & ~s.L)),
+        *_recover_rules(),
         Rule("a live replica outside the ISR joins it (the lowest id)", lambda s: s.R & ~s.I & s.L != 0, EXPAND,
              lambda s: lowest(s.R & ~s.I & s.L)),
         Rule("the ISR is all replicas: the leader drops the lowest non-leader removing replica, which reruns "
-             "the completion check", lambda s: z3.BoolVal(True), SHRINK, lambda s: lowest(s.I & ~s.LD & s.RR)),
+             "the completion check", lambda s: s.I & ~s.LD & s.RR != 0, SHRINK, lambda s: lowest(s.I & ~s.LD & s.RR)),
+        Rule("the ISR is all replicas, no removing one but the leader (an unclean election skipped the completion "
+             "check): the leader drops its lowest other ISR member and takes it back, which reruns the check",
+             lambda s: z3.BoolVal(True), SHRINK, lambda s: lowest(s.I & ~s.LD),
+             then=(EXPAND, lambda s: lowest(s.I & ~s.LD))),
     ]
+
+
+def _zk_in_phase_b(s):
+    from kreassign.checker.z3.zk import B1, B7
+
+    return z3.And(z3.UGE(s.PS, z3.BitVecVal(B1, ENUM_WIDTH)), z3.ULE(s.PS, z3.BitVecVal(B7, ENUM_WIDTH)))
+
+
+def _zk_region(s):
+    """The premise, or phase B (a run that completes or cancels: its steps end the reassignment, whatever
+    the ISR — after a cancel's step U the target is the origin, which need not be in sync)."""
+    return z3.Or(premise(s), _zk_in_phase_b(s))
+
+
+def _zk_lemmas(enc):
+    """Why zk's target, once in sync, is either being completed or (unclean topics only) unchecked."""
+    from kreassign.checker.z3.zk import A1, A2, NONE, U
+
+    ps = lambda s, *ks: z3.Or([s.PS == enc.ps(k) for k in ks])
+    moving = lambda s: z3.Or(s.MAR != 0, s.MRR != 0)
+    in_sync = lambda s: subset(s.MR & ~s.MRR, s.I)  # the memory's target is in the ISR
+    clean = lambda s: z3.Not(s.unc)
+    return {
+        "moving: a target recorded": lambda s: z3.Implies(z3.Or(moving(s), s.AR != 0, s.RR != 0), s.hBR),
+        "phase A: the target not in the ISR": lambda s: z3.Implies(ps(s, A1, A2), z3.Not(in_sync(s))),
+        "clean, idle, moving: the target not in the ISR": lambda s: z3.Implies(
+            z3.And(clean(s), ps(s, NONE), moving(s)), z3.Not(in_sync(s))),
+        "clean, another target's step U pending: the target not in the ISR": lambda s: z3.Implies(
+            z3.And(clean(s), ps(s, U), moving(s), s.BR != s.MR & ~s.MRR), z3.Not(in_sync(s))),
+        "idle and leaderless: the target not live and in sync": lambda s: z3.Implies(
+            z3.And(ps(s, NONE), s.LD == 0, s.hO), z3.Not(subset(z3.If(s.hQ, s.Q, s.O), s.I & s.L))),
+    }
 
 
 def _kraft_lemmas(enc):
@@ -118,20 +164,15 @@ def _kraft_measure(enc, s):
 
 
 def _zk_measure(enc, s):
-    """(not in phase B, phase B steps left, down replicas, replicas outside the ISR, phase A steps left)."""
-    from kreassign.checker.z3.zk import A1, A2, B1, B7, U
+    """(not in phase B, phase B steps left, replicas down, not at step U, replicas outside the ISR)."""
+    from kreassign.checker.z3.zk import B7, U
 
     c = lambda v: z3.BitVecVal(v, COUNT_WIDTH)
+    flag = lambda b: z3.If(b, c(1), c(0))
     ps = z3.ZeroExt(COUNT_WIDTH - ENUM_WIDTH, s.PS)
-    in_b = z3.And(z3.UGE(s.PS, enq(enc, B1)), z3.ULE(s.PS, enq(enc, B7)))
-    b_left = z3.If(in_b, c(B7 + 1) - ps, c(0))
-    a_left = z3.If(s.PS == enq(enc, U), c(3), z3.If(s.PS == enq(enc, A1), c(2),
-                                                     z3.If(s.PS == enq(enc, A2), c(1), c(0))))
-    return [z3.If(in_b, c(0), c(1)), b_left, popcount(s.R & ~s.L), popcount(s.R & ~s.I), a_left]
-
-
-def enq(enc, step):
-    return enc.ps(step)
+    in_b = _zk_in_phase_b(s)
+    return [flag(z3.Not(in_b)), z3.If(in_b, c(B7 + 1) - ps, c(0)),
+            popcount(s.R & ~s.L), flag(s.PS != enc.ps(U)), popcount(s.R & ~s.I)]
 
 
 @dataclass(frozen=True)
@@ -152,7 +193,7 @@ RANKINGS: dict[tuple[str, str], Ranking] = {
     ("kraft-3.7", "reassignment_can_finish_in_sync"): Ranking(_kraft_rules, _kraft_measure, lemmas=_kraft_lemmas),
     ("kip455", "reassignment_can_finish_in_sync"): Ranking(_step_rules, lambda enc, s: [], premise),
     ("kip236", "reassignment_can_finish_in_sync"): Ranking(_step_rules, lambda enc, s: [], premise),
-    ("zk", "reassignment_can_finish_in_sync"): Ranking(_zk_rules, _zk_measure, premise),
+    ("zk", "reassignment_can_finish_in_sync"): Ranking(_zk_rules, _zk_measure, _zk_region, lemmas=_zk_lemmas),
 }
 
 
@@ -275,7 +316,7 @@ STUCK_HINT: dict[str, Callable[[Vars], z3.BoolRef]] = {
 def refute_liveness(profile: str, prop_name: str, *, concrete_path: Callable, write: Callable,
                     brokers: tuple[int, ...], max_depth: int, targets: str = "rf",
                     out_dir: str | None = "kreassign-out", kafka_version: str | None = None, variant=None,
-                    budget_s: float = 60.0, max_attempts: int = 20):
+                    budget_s: float | None = None, max_attempts: int = 20):
     """Bounded model checking from the explorer's initial state (N = 3, then 4) to an in-flight state of a
     declared finding's shape (for `_in_sync` with its premise), re-executed by the explorer's model, kept
     when no goal is reachable from it through environment edges there; (brokers, trace file, steps,
@@ -289,7 +330,7 @@ def refute_liveness(profile: str, prop_name: str, *, concrete_path: Callable, wr
     prop = next(p for p in PROPERTIES if p.name == prop_name)
     start_ok = prop.extra.get("from") or (lambda ms: True)
     name = profile if kafka_version is None else f"{profile}@{kafka_version}"
-    deadline = time.perf_counter() + budget_s
+    deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
     for n in brokers:
         kw = {"targets": targets, "epochs": True, "exact_rf": targets == "rf"}
         enc = variant[0](n, **kw) if variant else encoding(profile, n, kafka_version=kafka_version, **kw)

@@ -74,8 +74,10 @@ NOT_ENCODED = {
 #: BMC depth per profile (the explorer's longest known counterexample plus margin)
 BMC_DEPTH = {"kraft": 6, "kraft-3.7": 6, "kip455": 7, "kip236": 8, "zk": 14}
 BMC_BROKERS = (3, 4)
-#: seconds a counterexample search may take per property before the verdict is "unknown"
-BMC_BUDGET_S = 60.0
+#: seconds a counterexample search may take per property before the verdict is "unknown"; None: no clock, the
+#: search is bounded by BMC_DEPTH, BMC_BROKERS and its attempts per depth alone, so a verdict never depends on
+#: the machine's load (a library caller may still pass budget_s)
+BMC_BUDGET_S: float | None = None
 #: a single solver query gives up after this long (the verdict is then "unknown")
 QUERY_TIMEOUT_MS = 300_000
 #: width of the first, cheap Houdini pass
@@ -234,8 +236,9 @@ def _prove_order(name: str, make, profile: str, *, label: str, result, span, tar
                   findings=matching(profile, name, release, violation))
 
 
-#: seconds the stuck-state search of a liveness property may take before the verdict is "unknown"
-LIVENESS_BUDGET_S = 60.0
+#: seconds the stuck-state search of a liveness property may take before the verdict is "unknown"; None: bounded
+#: by its depth (BMC_DEPTH), brokers (BMC_BROKERS) and attempts per depth alone, the same on a loaded machine
+LIVENESS_BUDGET_S: float | None = None
 
 
 def _prove_liveness(name: str, make, profile: str, *, label: str, result, span, targets: str, invariant: list[str],
@@ -262,7 +265,8 @@ def _prove_liveness(name: str, make, profile: str, *, label: str, result, span, 
     seconds = time.perf_counter() - started
     if found is None:
         return result(name, profile, None, UNKNOWN, seconds,
-                      note=f"{why}; no stuck state found within {LIVENESS_BUDGET_S:.0f} s")
+                      note=f"{why}; no stuck state found up to {BMC_DEPTH.get(profile, 6)} steps at "
+                           f"{'/'.join(map(str, BMC_BROKERS))} brokers")
     n, file, steps, violation = found
     release = make.KAFKA_VERSION if make.profile == "kraft" else None
     return result(name, profile, (n, n), REFUTED, seconds, file,
@@ -271,7 +275,7 @@ def _prove_liveness(name: str, make, profile: str, *, label: str, result, span, 
 
 
 def refute_stuck(profile: str, name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",
-                 variant=None, kafka_version: str | None = None, budget_s: float = LIVENESS_BUDGET_S):
+                 variant=None, kafka_version: str | None = None, budget_s: float | None = LIVENESS_BUDGET_S):
     """liveness.refute_liveness with this module's re-execution and trace writing."""
     from kreassign.checker.z3.liveness import refute_liveness
 
@@ -328,7 +332,8 @@ def refute_reassignment(profile: str, prop_name: str, *, targets: str = "rf", ou
     (up to `max_attempts` paths of that length) for one none matches, which is returned instead."""
     prop = next(p for p in REASSIGN_PROPERTIES if p.name == prop_name)
     name = profile if kafka_version is None else f"{profile}@{kafka_version}"  # of the trace file
-    deadline = time.perf_counter() + (budget_s if budget_s is not None else BMC_BUDGET_S)
+    budget = budget_s if budget_s is not None else BMC_BUDGET_S
+    deadline = float("inf") if budget is None else time.perf_counter() + budget
     for n in BMC_BROKERS:
         kw = {"targets": targets, "epochs": True, "exact_rf": targets == "rf"}
         if enc_class is not None:
