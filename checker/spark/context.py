@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kreassign.checker.explore.protocol import Model, checked_properties
-from kreassign.checker.spark.codec import Codec, CodecError, check_codec, codec_for
+from kreassign.checker.spark.codec import Codec, CodecError, PackedCodec, check_codec, codec_for
 from kreassign.checker.spark.options import SparkOptions
 from kreassign.checker.spark.recipes import model_recipe, recipe_id
 from kreassign.checker.spark.search import Found
@@ -73,7 +73,8 @@ class RunContext:
     def ship(self) -> None:
         """Broadcast how executors rebuild the model (checker/spark/recipes.py)."""
         # (the packed codec is rebuilt on the executors from the model: its replica is theirs to fill)
-        recipe = model_recipe(self.model, None if self.codec is not None and self.codec.name == "packed" else self.codec)
+        recipe = model_recipe(self.model, None if self.codec is not None and self.codec.name == PackedCodec.name
+                              else self.codec)
         self.recipe_id = recipe_id(recipe)
         self.recipe_bc = self.sc.broadcast(recipe)
 

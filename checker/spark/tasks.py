@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 from kreassign.checker.explore.protocol import checked_properties
-from kreassign.checker.spark.codec import Codec, codec_for, digest
+from kreassign.checker.spark.codec import Codec, codec_for
 from pyspark.accumulators import AccumulatorParam
 from pyspark.serializers import CPickleSerializer, pack_long
 
@@ -667,7 +667,8 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
         return empty
     uniq, best = _min_per_group(nexts, (src << K_BITS) | k)
     payloads = codec.payloads_of(uniq)
-    return [digest(p) for p in payloads], best, payloads, ([], [], [], [])
+    identity = codec.identity
+    return [identity(p) for p in payloads], best, payloads, ([], [], [], [])
 
 
 def _bit_of(props: Any, name: str) -> int:
