@@ -2,6 +2,7 @@
 
     python bench/spark_replicas.py                    # kraft --brokers 5 --rf 3 --failures 2, 2 and 4 executors
     python bench/spark_replicas.py --failures 1 --executors 2
+    python bench/spark_replicas.py --quick            # --brokers 3 --rf 2 --failures 1, 2 executors: a smoke run
 
 Each executor of the packed path (checker/spark/codec.py `PackedCodec`) builds its own replica of the packed model
 and tabulates every situation (a partition's fields without the budget) that it meets. The state's identity
@@ -25,7 +26,7 @@ import time
 from tabulate import tabulate
 
 
-def simulate(mode: str, executors: int, failures: int) -> dict:
+def simulate(mode: str, executors: int, failures: int, brokers: int = 5, rf: int = 3) -> dict:
     import numpy as np
     from kreassign.checker.config.bounds import Bounds
     from kreassign.checker.models.reassign import ReassignmentModel
@@ -36,7 +37,7 @@ def simulate(mode: str, executors: int, failures: int) -> dict:
 
     if mode == "payload digest (before)":
         C.PackedCodec.identity = lambda self, payload: C.digest(payload)
-    model = ReassignmentModel("kraft", Bounds(brokers=5, rf=3, reassigns=2, cancels=1, targets="all",
+    model = ReassignmentModel("kraft", Bounds(brokers=brokers, rf=rf, reassigns=2, cancels=1, targets="all",
                                               failures=failures))
     recipe = model_recipe(model, None)
     props = {p.name: p for p in model.properties()}
@@ -87,19 +88,26 @@ def simulate(mode: str, executors: int, failures: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--brokers", type=int, default=5)
+    parser.add_argument("--rf", type=int, default=3)
     parser.add_argument("--failures", type=int, default=2)
     parser.add_argument("--executors", type=int, action="append", help="default: 2 and 4")
-    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # internal: mode executors failures
+    parser.add_argument("--quick", action="store_true", help="--brokers 3 --rf 2 --failures 1, 2 executors")
+    parser.add_argument("--one", nargs=5, help=argparse.SUPPRESS)  # internal: mode executors failures brokers rf
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(simulate(args.one[0], int(args.one[1]), int(args.one[2]))))
+        mode, *numbers = args.one
+        print(json.dumps(simulate(mode, *map(int, numbers))))
         return 0
+    if args.quick:
+        args.brokers, args.rf, args.failures, args.executors = 3, 2, 1, [2]
     rows = []
     modes = ["payload digest (before)", "situation buckets (after)"]
     single = None
     for n in [1, *(args.executors or [2, 4])]:
         for mode in (modes[1:] if n == 1 else modes):
-            out = subprocess.run([sys.executable, __file__, "--one", mode, str(n), str(args.failures)],
+            out = subprocess.run([sys.executable, __file__, "--one", mode, str(n), str(args.failures), str(args.brokers),
+                                  str(args.rf)],
                                  capture_output=True, text=True, check=True).stdout
             r = json.loads(out)
             total = sum(r["tabulated"])
@@ -107,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([n, "one replica" if n == 1 else mode, f"{r['states']:,}", f"{total:,}",
                          " / ".join(f"{t:,}" for t in r["tabulated"]), f"{total / single:.2f}x",
                          f"{sum(r['cpu']):.1f}", " / ".join(f"{c:.1f}" for c in r["cpu"])])
-    print(f"kraft --brokers 5 --rf 3 --failures {args.failures}: the Spark tasks' code in process, one packed-model "
-          "replica per executor")
+    print(f"kraft --brokers {args.brokers} --rf {args.rf} --failures {args.failures}: the Spark tasks' code in process, "
+          "one packed-model replica per executor")
     print(tabulate(rows, headers=["executors", "buckets", "states", "situations tabulated", "per replica",
                                   "vs one replica", "task CPU-s", "per replica"]))
     return 0

@@ -53,6 +53,8 @@ SCRIPTS: dict[str, tuple[list[str], tuple[pytest.MarkDecorator, ...]]] = {
                           r"kip455: local\[2\] is [\d.]+x local\[1\]"], (pytest.mark.spark,)),
     "spark_packed.py": ([r"config +engine +states .* rate / embedded +same", r"default +spark local\[2\] +[\d,]+ .* yes$",
                          r"0 row\(s\) differing"], (pytest.mark.spark,)),
+    "spark_replicas.py": ([r"executors +buckets +states +situations tabulated",
+                           r"2 +situation buckets \(after\) +[\d,]+ +[\d,]+ .* 1\.00x"], (pytest.mark.spark,)),
     "spark_frontier.py": ([r"anchor N4_fail: 1,992 states, 15,648 transitions, depth 11",
                            r"\| level +\| new states +\| visited"], (pytest.mark.spark,)),
     "spark_driver_memory.py": ([r"kip455 .*: [\d,]+ states", r"\| distributed fixpoint \(after\) +\|"],
