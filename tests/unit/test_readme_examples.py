@@ -24,7 +24,7 @@ README = Path(os.environ.get("KREASSIGN_README", ROOT / "README.md"))
 
 #: command prefix -> why it is not run here
 SKIP = {
-    "kreassign prove": "z3 over clusters of 3..32 brokers takes minutes (147 s by bench/prove_times.py); tests/unit/test_z3_cli.py runs it small",
+    "kreassign prove": "z3 over clusters of 3..32 brokers takes over a minute (103 s by bench/prove_times.py); tests/unit/test_z3_cli.py runs it small",
     "kreassign fuzz": "hundreds of hypothesis examples; tests/unit/test_stateful.py runs the machines",
     "kreassign check --engine spark": "starts a JVM; tests/spark/ runs the engine",
     "kreassign status --bootstrap-server": "needs a cluster at that address; tests/cluster/test_status_cluster.py runs "
