@@ -229,10 +229,16 @@ def _prove_order(name: str, make, profile: str, *, label: str, result, span, tar
     if found is None:
         return result(name, profile, None, UNKNOWN, seconds,
                       note=f"not implied with list order, no counterexample up to {BMC_DEPTH.get(profile, 6)} steps")
+    return _refuted(result, make, name, profile, found, seconds, "{steps} step(s), list order encoded, replayed "
+                    "against the reference")
+
+
+def _refuted(result, make, name: str, profile: str, found, seconds: float, note: str) -> ProofResult:
+    """The verdict of a refutation `found` = (brokers, trace file, steps, violation), classified by the findings of
+    the encoded release; `note` may name {steps}."""
     n, file, steps, violation = found
     release = make.KAFKA_VERSION if make.profile == "kraft" else None
-    return result(name, profile, (n, n), REFUTED, seconds, file,
-                  note=f"{steps} step(s), list order encoded, replayed against the reference",
+    return result(name, profile, (n, n), REFUTED, seconds, file, note=note.format(steps=steps),
                   findings=matching(profile, name, release, violation))
 
 
@@ -267,11 +273,8 @@ def _prove_liveness(name: str, make, profile: str, *, label: str, result, span, 
         return result(name, profile, None, UNKNOWN, seconds,
                       note=f"{why}; no stuck state found up to {BMC_DEPTH.get(profile, 6)} steps at "
                            f"{'/'.join(map(str, BMC_BROKERS))} brokers")
-    n, file, steps, violation = found
-    release = make.KAFKA_VERSION if make.profile == "kraft" else None
-    return result(name, profile, (n, n), REFUTED, seconds, file,
-                  note=f"{steps} step(s) to a stuck state, replayed against the reference (no completion "
-                       f"reachable without an admin)", findings=matching(profile, name, release, violation))
+    return _refuted(result, make, name, profile, found, seconds, "{steps} step(s) to a stuck state, replayed "
+                    "against the reference (no completion reachable without an admin)")
 
 
 def refute_stuck(profile: str, name: str, *, targets: str = "rf", out_dir: str | None = "kreassign-out",

@@ -141,3 +141,29 @@ def test_packed_codec_reads_states_whatever_order_a_replica_interned_in():
     assert [reader.decode(payload) for _, payload in reversed(encoded)] == states[::-1]
     assert [reader.encode(s)[0] for s in states] == [ident for ident, _ in encoded]
     assert writer.packed.local_ids != reader.packed.local_ids  # (else the test would show nothing)
+
+
+def test_packed_identity_buckets_a_situation_on_one_executor():
+    """PackedCodec.identity: states that differ only in their budget bits (one situation, which a replica
+    tabulates once) share the identity's high half, hence a bucket; states of different situations do not share
+    it (but for a 64-bit collision), and every identity stays distinct. The broken variant, the whole payload's
+    digest (before), spreads one situation over the buckets."""
+    from collections import defaultdict
+
+    from kreassign.checker.spark.codec import PackedCodec, digest
+
+    model = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
+    states = list(explore(model, keep_graph=True).graph.states)
+    codec = PackedCodec(model)
+    by_situation: dict[bytes, set[bytes]] = defaultdict(set)
+    broken: dict[bytes, set[bytes]] = defaultdict(set)
+    idents = set()
+    for s in states:
+        ident, payload = codec.encode(s)
+        idents.add(ident)
+        by_situation[payload[8:]].add(ident[:8])  # (payload[:8]: the budget bits)
+        broken[payload[8:]].add(digest(payload)[:8])
+    assert len(idents) == len(states)
+    assert all(len(highs) == 1 for highs in by_situation.values())
+    assert len({next(iter(h)) for h in by_situation.values()}) == len(by_situation)
+    assert any(len(highs) > 1 for highs in broken.values())  # several budgets per situation: the test can fail

@@ -14,7 +14,7 @@ from kreassign.checker.explore.bfs import explore
 from kreassign.checker.explore.liveness import stuck_states
 from kreassign.checker.models.reassign import ReassignmentModel
 from kreassign.checker.z3 import liveness as LV
-from kreassign.checker.z3.encoding import houdini, subset
+from kreassign.checker.z3.encoding import houdini, make_val, subset
 from kreassign.checker.z3.zk import NONE, U, ZkEncoding
 from kreassign.spec import reassign_properties as RP
 
@@ -98,3 +98,24 @@ def test_measure_without_the_phase_b_countdown_fails(enc_inv):
 def test_without_the_lemmas_the_clean_proof_fails(enc_inv):
     r = _prove(enc_inv, dataclasses.replace(RANKING, lemmas=lambda e: {}))
     assert not r.proved
+
+
+@pytest.mark.parametrize("bounds", [Bounds(brokers=3, rf=1, reassigns=2, failures=1, unclean=True),
+                                    Bounds(brokers=3, rf=2, reassigns=2, cancels=1, failures=1, failovers=1)])
+def test_the_premise_twin_agrees_with_the_spec_on_every_explored_state(bounds):
+    """liveness.premise is the twin of spec/reassign_properties.targets_live_and_in_sync: on every reachable zk
+    state (projected onto the encoding) both say the same, and some states exercise the accepted request's target
+    (step U pending with another target recorded) where the ghost's would say otherwise."""
+    model = ReassignmentModel("zk", bounds)
+    enc = ZkEncoding(3, epochs=False)
+    s = enc.state("s")
+    pred = LV.premise(s)
+    ghost_only = _ghost_only(s)
+    differs = 0
+    for ms in explore(model, keep_graph=True).graph.states:
+        values = enc.project_state(ms, bounds.rf)
+        subs = [(s[f.name], make_val(f, values[f.name], 3)) for f in enc.STATE if f.name in values]
+        mine = z3.is_true(z3.simplify(z3.substitute(pred, *subs)))
+        assert mine == RP.targets_live_and_in_sync(ms), ms
+        differs += mine != z3.is_true(z3.simplify(z3.substitute(ghost_only, *subs)))
+    assert differs > 0
