@@ -4,10 +4,10 @@
     python bench/spark_replicas.py --failures 1 --executors 2
     python bench/spark_replicas.py --quick            # --brokers 3 --rf 2 --failures 1, 2 executors: a smoke run
 
-Each executor of the packed path (checker/spark/codec.py `PackedCodec`) builds its own replica of the packed model
+Each executor of the packed path (checker/spark/packed_codec.py `PackedCodec`) builds its own replica of the packed model
 and tabulates every situation (a partition's fields without the budget) that it meets. The state's identity
-decides its bucket: with the whole payload's digest (before) the states of one situation spread over every
-executor, and each tabulates it; with `PackedCodec.identity` (after: the high half is the situation's
+decides its bucket: with a digest of the whole state (before) the states of one situation spread over every
+executor, and each tabulates it; with `PackedCodec.identities` (after: the bucketing half is the situation's
 fingerprint) each situation lands on one executor. Here the task code (tasks.run_step, the code every Spark task
 runs) runs in this process, one replica per simulated executor, without a JVM, so the figures are the tasks' own:
 situations tabulated per replica, their sum against one replica's, and the CPU seconds of the tasks. Each mode
@@ -30,13 +30,13 @@ def simulate(mode: str, executors: int, failures: int, brokers: int = 5, rf: int
     import numpy as np
     from kreassign.checker.config.bounds import Bounds
     from kreassign.checker.models.reassign import ReassignmentModel
-    from kreassign.checker.spark import codec as C
+    from kreassign.checker.spark import packed_codec as C
     from kreassign.checker.spark import tasks as T
     from kreassign.checker.spark.recipes import model_recipe, recipe_id
     from kreassign.checker.spark.rounds import DriverValue
 
-    if mode == "payload digest (before)":
-        C.PackedCodec.identity = lambda self, payload: C.digest(payload)
+    if mode == "whole-state digest (before)":
+        C.PackedCodec.situation_buckets = False  # (the budget bits in the bucketing half too)
     model = ReassignmentModel("kraft", Bounds(brokers=brokers, rf=rf, reassigns=2, cancels=1, targets="all",
                                               failures=failures))
     recipe = model_recipe(model, None)
@@ -53,10 +53,10 @@ def simulate(mode: str, executors: int, failures: int, brokers: int = 5, rf: int
     init = list(model.init_states())
     encoded = [codec.encode(s) for s in init]
     hi, lo = T.split_digests(b"".join(i for i, _ in encoded))
-    owner = T.digest_buckets(hi, executors)
+    owner = T.digest_buckets(lo, executors)
     inputs: dict[int, list] = {b: [] for b in range(executors)}
     for j, (_, payload) in enumerate(encoded):
-        level = T.Level(np.array([j], dtype=np.int64), (hi[j:j + 1], lo[j:j + 1]), [payload])
+        level = T.Level(np.array([j], dtype=np.int64), (hi[j:j + 1], lo[j:j + 1]), codec.gather([payload]))
         inputs[int(owner[j])].append((int(owner[j]), (T.LEVEL, (0, T.states_blob(level, False)))))
     runs: dict[int, list] = {b: [] for b in range(executors)}
     cpu = [0.0] * executors
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.brokers, args.rf, args.failures, args.executors = 3, 2, 1, [2]
     rows = []
-    modes = ["payload digest (before)", "situation buckets (after)"]
+    modes = ["whole-state digest (before)", "situation buckets (after)"]
     single = None
     for n in [1, *(args.executors or [2, 4])]:
         for mode in (modes[1:] if n == 1 else modes):

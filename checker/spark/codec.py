@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import struct
 import types
 import typing
 from collections.abc import Callable
@@ -61,6 +60,23 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
 
 
+def frame(parts: list[bytes]) -> bytes:
+    """Several byte strings as one (their count and sizes, then their bytes): checkpoint lines, packed batches."""
+    header = np.array([len(parts)] + [len(p) for p in parts], dtype="<u8").tobytes()
+    return header + b"".join(parts)
+
+
+def unframe(blob: bytes) -> list[bytes]:
+    view = memoryview(blob)
+    n = int(np.frombuffer(view[:8], dtype="<u8")[0])
+    sizes = np.frombuffer(view[8 : 8 + 8 * n], dtype="<u8").tolist()
+    out, at = [], 8 + 8 * n
+    for size in sizes:
+        out.append(bytes(view[at : at + size]))
+        at += size
+    return out
+
+
 class Codec:
     """encode(state) -> (identity, payload); decode(payload) -> state."""
 
@@ -72,6 +88,14 @@ class Codec:
 
     def decode(self, payload: Any) -> Any:
         raise NotImplementedError
+
+    def gather(self, payloads: list[Any]) -> Any:
+        """A batch of payloads as a level holds them: a list, but for the packed path's int64 rows."""
+        return payloads
+
+    def states_of(self, payloads: Any) -> list[Any]:
+        """The states of a batch of payloads."""
+        return [self.decode(p) for p in payloads]
 
 
 class Int64Codec(Codec):
@@ -350,122 +374,6 @@ def _unplain(v: Any) -> Any:
 # -- choosing and checking a codec ---------------------------------------------------------------
 
 
-class PackedCodec(Codec):
-    """States of a model on the packed path (checker/packed/reassignment.py `packable`): a replica of the
-    packed model, built here from the reference, tabulates and expands on the executors (tasks.py
-    `check_and_expand_packed`), and a state travels as the *content* of its packed fields, so any replica,
-    whatever order it interned in, reads it: the budget bits (int64), then per field its length (int32) and
-    bytes — the brokers (the struct form of each Broker), then each partition's (Partition, Ghost) pair (their
-    struct forms). The content of an interned field is encoded once per replica and read back through a dict,
-    so a state costs a join and a few look-ups, not an object's encoding. Identity: its 128-bit digest."""
-
-    # the version of its identities (`identity`): checkpoints record the codec's name, so one written with another
-    # identity scheme (whole-payload digests, before situation buckets) is refused on resume, never mixed
-    name = "packed-v2"
-
-    def __init__(self, model: Any):
-        from kreassign.checker.packed.reassignment import PackedReassignment
-        from kreassign.spec.reassign_properties import Ghost
-        from kreassign.spec.state import Broker, Partition
-
-        self.model = model
-        self.packed = PackedReassignment(model, workers=1, kernel=True)
-        self._part, self._ghost, self._broker = StructCodec(Partition), StructCodec(Ghost), StructCodec(Broker)
-        self._local_bytes: list[bytes] = []  # replica local id -> content
-        self._env_bytes: list[bytes] = []
-        self._local_of: dict[bytes, int] = {}  # content -> replica local id
-        self._env_of: dict[bytes, int] = {}
-        p = self.packed
-        self.budget_mask = (1 << p.budget_total_bits) - 1
-        self.lm, self.em = (1 << p.local_bits) - 1, (1 << p.env_bits) - 1
-        self._header = struct.Struct(f"<q{1 + p.partitions}i")
-
-    # -- fields: content <-> replica ids
-    def _local_content(self, i: int) -> bytes:
-        known = self._local_bytes
-        while len(known) <= i:
-            part, ghost = self.packed.locals[len(known)]
-            data = self._part.encode(part)[1] + b"\n" + self._ghost.encode(ghost)[1]
-            self._local_of.setdefault(data, len(known))
-            known.append(data)
-        return known[i]
-
-    def _env_content(self, i: int) -> bytes:
-        known = self._env_bytes
-        while len(known) <= i:
-            data = b"\n".join(self._broker.encode(b)[1] for b in self.packed.envs[len(known)])
-            self._env_of.setdefault(data, len(known))
-            known.append(data)
-        return known[i]
-
-    def _local_id(self, data: bytes) -> int:
-        i = self._local_of.get(data)
-        if i is None:
-            self._local_content(len(self.packed.locals) - 1)  # (every interned one has its content)
-            i = self._local_of.get(data)
-            if i is None:
-                part, ghost = data.split(b"\n", 1)
-                i = self.packed.intern_local(self._part.decode(part), self._ghost.decode(ghost))
-                self._local_content(i)
-        return i
-
-    def _env_id(self, data: bytes) -> int:
-        i = self._env_of.get(data)
-        if i is None:
-            self._env_content(len(self.packed.envs) - 1)
-            i = self._env_of.get(data)
-            if i is None:
-                i = self.packed.intern_env(tuple(self._broker.decode(b) for b in data.split(b"\n")))
-                self._env_content(i)
-        return i
-
-    # -- whole states
-    def payloads_of(self, values: np.ndarray) -> list[bytes]:
-        """The payload of each replica value."""
-        p = self.packed
-        locs, env, _ = p.fields(values)
-        budget = (values & self.budget_mask).tolist()
-        envs = [self._env_content(e) for e in env.tolist()]
-        parts = [[self._local_content(x) for x in loc.tolist()] for loc in locs]
-        header = self._header.pack
-        out = []
-        for j, b in enumerate(budget):
-            fields = [envs[j], *(col[j] for col in parts)]
-            out.append(header(b, *map(len, fields)) + b"".join(fields))
-        return out
-
-    def values_of(self, payloads: list[bytes]) -> np.ndarray:
-        """The replica value of each payload (interning the fields it has not met)."""
-        p, unpack_from, size = self.packed, self._header.unpack_from, self._header.size
-        out = np.empty(len(payloads), dtype=np.int64)
-        local_shift, env_shift = p.local_shift, p.env_shift
-        for j, data in enumerate(payloads):
-            budget, *lengths = unpack_from(data)
-            at = size + lengths[0]
-            value = budget | self._env_id(data[size:at]) << env_shift
-            for k, n in enumerate(lengths[1:]):
-                value |= self._local_id(data[at : at + n]) << local_shift[k]
-                at += n
-            out[j] = value
-        return out
-
-    def identity(self, payload: bytes) -> bytes:
-        """A state's 128-bit identity whose high half is the fingerprint of its *situation* — its fields without
-        the budget bits, what the packed model tabulates once per budget group — and whose low half is the
-        whole payload's. Buckets come from the high half (tasks.digest_buckets), so every state of a situation
-        lands on one executor and each situation is tabulated by one replica only, not by every executor that
-        meets it. Two states share an identity only if both 64-bit halves collide."""
-        h = hashlib.blake2b
-        return h(payload[8:], digest_size=8).digest() + h(payload, digest_size=8).digest()  # (8: the budget int64)
-
-    def encode(self, state: Any) -> tuple[bytes, bytes]:
-        payload = self.payloads_of(np.array([self.packed.pack(state)], dtype=np.int64))[0]
-        return self.identity(payload), payload
-
-    def decode(self, payload: bytes) -> Any:
-        return self.packed.unpack(int(self.values_of([payload])[0]))
-
-
 def codec_for(model: Any, sample: Any, kind: str | None = None) -> Codec:
     """The codec for `model`, whose initial states include `sample` (see the module docstring).
 
@@ -476,8 +384,8 @@ def codec_for(model: Any, sample: Any, kind: str | None = None) -> Codec:
         ("struct", lambda: StructCodec(type(sample))),
         ("plain", PlainCodec),
         ("json", lambda: JsonCodec(model)),
-        ("packed", lambda: PackedCodec(model)),
-        (PackedCodec.name, lambda: PackedCodec(model)),  # (the name the driver's jobs carry)
+        ("packed", lambda: _packed_codec(model)),
+        ("packed-v3", lambda: _packed_codec(model)),  # (the name the driver's jobs carry: PackedCodec.name)
     ]
     if kind is not None:
         return dict(candidates)[kind]()
@@ -494,6 +402,12 @@ def codec_for(model: Any, sample: Any, kind: str | None = None) -> Codec:
         return PlainCodec()
     except CodecError:
         return JsonCodec(model)
+
+
+def _packed_codec(model: Any) -> Codec:
+    from kreassign.checker.spark.packed_codec import PackedCodec  # (it builds on this module)
+
+    return PackedCodec(model)
 
 
 def check_codec(codec: Codec, states: list[Any]) -> None:
@@ -517,10 +431,11 @@ __all__ = [
     "Int64Codec",
     "JsonCodec",
     "ModelCodec",
-    "PackedCodec",
     "PlainCodec",
     "StructCodec",
     "check_codec",
     "codec_for",
     "digest",
+    "frame",
+    "unframe",
 ]

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kreassign.checker.explore.protocol import Model, checked_properties
-from kreassign.checker.spark.codec import Codec, CodecError, PackedCodec, check_codec, codec_for
+from kreassign.checker.spark.codec import Codec, CodecError, check_codec, codec_for
+from kreassign.checker.spark.packed_codec import PackedCodec
 from kreassign.checker.spark.options import SparkOptions
 from kreassign.checker.spark.recipes import model_recipe, recipe_id
 from kreassign.checker.spark.search import Found
@@ -100,7 +101,7 @@ class RunContext:
 
 def _packed_path(model: Model, options: SparkOptions) -> bool:
     """Does the search take the packed path (the embedded engine's, checker/packed/reassignment.py `packable`):
-    tasks expand with a replica of the packed model (codec.PackedCodec, tasks.check_and_expand_packed)?
+    tasks expand with a replica of the packed model (packed_codec.PackedCodec, tasks.check_and_expand_packed)?
     Not with the whole graph on the driver (`keep_graph`: fair liveness), whose edge labels the object path gives."""
     if options.keep_graph or not options.packed:
         return False

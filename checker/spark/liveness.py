@@ -52,7 +52,7 @@ def _digest_column(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
 
 
 def _owner(column: np.ndarray, buckets: int, int64: bool) -> np.ndarray:
-    return T.int_buckets(column, buckets) if int64 else T.digest_buckets(column["hi"], buckets)
+    return T.int_buckets(column, buckets) if int64 else T.digest_buckets(column["lo"], buckets)
 
 
 def _member(sorted_run: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -125,8 +125,7 @@ def _int_edges(rt: T.Runtime, level: T.Level) -> tuple[np.ndarray, np.ndarray]:
 def _object_edges(rt: T.Runtime, level: T.Level) -> tuple[np.ndarray, np.ndarray]:
     hi, lo = level.ident
     src_rows, dst_idents = [], []
-    for i, payload in enumerate(level.payloads):
-        state = rt.codec.decode(payload)
+    for i, state in enumerate(rt.codec.states_of(level.payloads)):
         if rt.within is not None and not rt.within(state):
             continue
         for action, n in rt.model.successors(state):
@@ -168,7 +167,7 @@ def goal_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe: 
         if int64:
             hits = np.fromiter(map(goal, level.payloads.tolist()), dtype=bool, count=len(level))
         else:
-            hits = np.fromiter((bool(goal(rt.codec.decode(p))) for p in level.payloads), dtype=bool, count=len(level))
+            hits = np.fromiter((bool(goal(s)) for s in rt.codec.states_of(level.payloads)), dtype=bool, count=len(level))
         found.append(column[hits])
     if found:
         yield bucket, (T.CANDIDATES, np.concatenate(found).tobytes())

@@ -256,8 +256,8 @@ class Rounds:
             owner = T.int_buckets(states, ctx.buckets)
         else:
             hi, lo = T.split_digests(b"".join(i for i, _ in encoded))
-            level = T.Level(keys, (hi, lo), [p for _, p in encoded])
-            owner = T.digest_buckets(hi, ctx.buckets)
+            level = T.Level(keys, (hi, lo), ctx.codec.gather([p for _, p in encoded]))
+            owner = T.digest_buckets(lo, ctx.buckets)
         records = []
         for b in range(ctx.buckets):
             part = T.select(level, owner == b, int64)

@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 from kreassign.checker.explore.protocol import checked_properties
-from kreassign.checker.spark.codec import Codec, codec_for
+from kreassign.checker.spark.codec import Codec, codec_for, frame, unframe
+from kreassign.checker.spark.packed_codec import PackedRows
 from pyspark.accumulators import AccumulatorParam
 from pyspark.serializers import CPickleSerializer, pack_long
 
@@ -66,7 +67,7 @@ class Runtime:
         self.codec: Codec = codec if codec is not None else codec_for(model, sample, codec_name)
         self.properties = {p.name: p for p in checked_properties(model)}
         self.kernel = callable(getattr(model, "successor_arrays", None)) and callable(getattr(model, "action_of", None))
-        # the packed path (codec.PackedCodec): a replica of the packed model, tabulated here from the reference
+        # the packed path (packed_codec.PackedCodec): a replica of the packed model, tabulated here from the reference
         self.packed = getattr(self.codec, "packed", None)
         self.packed_kinds: dict[int, str] = {}  # packed action id -> the kind name of its label
         from kreassign.checker.explore.protocol import Model
@@ -149,8 +150,10 @@ def int_buckets(states: np.ndarray, buckets: int) -> np.ndarray:
     return (h % np.uint64(buckets)).astype(np.int64)
 
 
-def digest_buckets(hi: np.ndarray, buckets: int) -> np.ndarray:
-    return (hi % np.uint64(buckets)).astype(np.int64)
+def digest_buckets(lo: np.ndarray, buckets: int) -> np.ndarray:
+    """Buckets of byte states, from their identities' low halves (the packed path's situation fingerprint:
+    packed_codec.identities)."""
+    return (lo % np.uint64(buckets)).astype(np.int64)
 
 
 def split_digests(raw: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -165,23 +168,7 @@ def join_digests(hi: np.ndarray, lo: np.ndarray) -> bytes:
     return both.tobytes()
 
 
-# -- framing: a list of byte strings as one (for files) ------------------------------------------
-
-
-def pack(parts: list[bytes]) -> bytes:
-    header = np.array([len(parts)] + [len(p) for p in parts], dtype="<u8").tobytes()
-    return header + b"".join(parts)
-
-
-def unpack(blob: bytes) -> list[bytes]:
-    view = memoryview(blob)
-    n = int(np.frombuffer(view[:8], dtype="<u8")[0])
-    sizes = np.frombuffer(view[8 : 8 + 8 * n], dtype="<u8").tolist()
-    out, at = [], 8 + 8 * n
-    for size in sizes:
-        out.append(bytes(view[at : at + size]))
-        at += size
-    return out
+# -- payloads: a list of byte strings, or a packed batch (packed_codec.PackedRows) -------------
 
 
 def join_payloads(payloads: list[bytes]) -> tuple[bytes, bytes]:
@@ -198,15 +185,35 @@ def split_payloads(offsets: bytes, data: bytes) -> list[bytes]:
     return [bytes(view[a:b]) for a, b in pairwise(bounds)]
 
 
+def payload_parts(payloads: Any) -> tuple[bytes, ...]:
+    """A batch of payloads as bytes: two parts (offsets, data) for a list, three for PackedRows."""
+    return join_payloads(payloads) if isinstance(payloads, list) else payloads.parts()
+
+
+def payloads_from_parts(parts: tuple[bytes, ...]) -> Any:
+    return split_payloads(*parts) if len(parts) == 2 else PackedRows.from_parts(parts)
+
+
+def take_payloads(payloads: Any, idx: np.ndarray) -> Any:
+    return [payloads[i] for i in idx.tolist()] if isinstance(payloads, list) else payloads.take(idx)
+
+
+def concat_payloads(batches: list[Any]) -> Any:
+    if all(isinstance(b, list) for b in batches):
+        return [p for b in batches for p in b]
+    return PackedRows.concat([b for b in batches if not isinstance(b, list) or b])
+
+
 # -- level blobs ---------------------------------------------------------------------------------
 #
 # int64 flavour, all little-endian numpy buffers:
 #   candidates (states, parent key << 16 | k) visited: sorted states
 #   level states (keys, states)               edges: (source keys, k, targets, token ids) + token table
-# byte flavour: states are (hi, lo) digests plus payloads:
-#   candidates (digests, parent key << 16 | k, payload offsets, payloads)
+# byte flavour: states are (hi, lo) digests plus payloads (`payload_parts`: offsets and payloads for a list,
+# rows, fingerprints and contents for the packed path's PackedRows):
+#   candidates (digests, parent key << 16 | k, *payload parts)
 #   visited: digests sorted by (hi, lo)
-#   level states (keys, digests, payload offsets, payloads)
+#   level states (keys, digests, *payload parts)
 
 
 class Level:
@@ -223,8 +230,7 @@ def states_blob(level: Level, int64: bool) -> tuple[bytes, ...]:
     if int64:
         return (level.keys.tobytes(), level.payloads.tobytes())
     hi, lo = level.ident
-    offsets, data = join_payloads(level.payloads)
-    return (level.keys.tobytes(), join_digests(hi, lo), offsets, data)
+    return (level.keys.tobytes(), join_digests(hi, lo), *payload_parts(level.payloads))
 
 
 def level_from_blob(blob: tuple[bytes, ...], int64: bool) -> Level:
@@ -232,7 +238,7 @@ def level_from_blob(blob: tuple[bytes, ...], int64: bool) -> Level:
     if int64:
         states = np.frombuffer(blob[1], dtype=np.int64)
         return Level(keys, states, states)
-    return Level(keys, split_digests(blob[1]), split_payloads(blob[2], blob[3]))
+    return Level(keys, split_digests(blob[1]), payloads_from_parts(blob[2:]))
 
 
 def select(level: Level, mask_or_index: np.ndarray, int64: bool) -> Level:
@@ -242,8 +248,7 @@ def select(level: Level, mask_or_index: np.ndarray, int64: bool) -> Level:
         s = level.payloads[idx]
         return Level(level.keys[idx], s, s)
     hi, lo = level.ident
-    payloads = level.payloads
-    return Level(level.keys[idx], (hi[idx], lo[idx]), [payloads[i] for i in idx.tolist()])
+    return Level(level.keys[idx], (hi[idx], lo[idx]), take_payloads(level.payloads, idx))
 
 
 # -- the visited set of a bucket -------------------------------------------------------------------
@@ -357,13 +362,14 @@ def dedupe_bytes(cands: list[tuple[bytes, ...]], visited: DigestVisited, prev_ke
     """The bucket's new states: the smallest key per digest, minus the visited."""
     if not cands:
         return Level(EMPTY_I64, (np.empty(0, np.uint64), np.empty(0, np.uint64)), [])
-    his, los, bests, payloads = [], [], [], []
+    his, los, bests, batches = [], [], [], []
     for c in cands:
         hi, lo = split_digests(c[0])
         his.append(hi)
         los.append(lo)
         bests.append(np.frombuffer(c[1], dtype=np.int64))
-        payloads.extend(split_payloads(c[2], c[3]))
+        batches.append(payloads_from_parts(c[2:]))
+    payloads = concat_payloads(batches)
     hi, lo, best = (np.concatenate(x) for x in (his, los, bests))
     order = np.lexsort((best, lo, hi))  # by digest, then key: the first of each digest is its discovery
     hi, lo, best = hi[order], lo[order], best[order]
@@ -372,7 +378,7 @@ def dedupe_bytes(cands: list[tuple[bytes, ...]], visited: DigestVisited, prev_ke
     hi, lo, best, src = hi[idx], lo[idx], best[idx], order[idx]
     new = visited.unknown(hi, lo)
     hi, lo, best, src = hi[new], lo[new], best[new], src[new]
-    return Level(_ranked(best, prev_keys), (hi, lo), [payloads[i] for i in src.tolist()])
+    return Level(_ranked(best, prev_keys), (hi, lo), take_payloads(payloads, src))
 
 
 # -- expansion --------------------------------------------------------------------------------------
@@ -596,20 +602,20 @@ def check_and_expand_bytes(rt: Runtime, level: Level, job: dict[str, Any], found
         found.transitions += degree
         if degree == 0 and check_deadlock and (found.deadlock is None or key < found.deadlock):
             found.deadlock = key
-    return idents, np.array(cand_best, dtype=np.int64), payloads, \
-        (edges_src, edges_k, edges_to, tokens)
+    ident = split_digests(b"".join(idents)) if idents else (np.empty(0, np.uint64), np.empty(0, np.uint64))
+    return ident, np.array(cand_best, dtype=np.int64), payloads, (edges_src, edges_k, edges_to, tokens)
 
 
 def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], found: Findings, expand: bool):
     """check_and_expand_bytes on the packed path: the level's states read into the executor's replica of the
-    packed model (codec.PackedCodec), every property decided from the table's bits (the `PackedModel` protocol,
+    packed model (packed_codec.PackedCodec), every property decided from the table's bits (the `PackedModel` protocol,
     as checker/packed/bfs.py decides them, exactly where a bit cannot say), the edges from its tabulated
     successors, and the distinct successors written back as payloads. Same output as the object path: the
     successors come in the reference's order (checker/packed/reassignment.py), so keys and k are the same."""
     packed, codec = rt.packed, rt.codec
     keys = level.keys
     values = codec.values_of(level.payloads)
-    empty = ([], EMPTY_I64, [], ([], [], [], []))
+    empty = ((np.empty(0, np.uint64), np.empty(0, np.uint64)), EMPTY_I64, [], ([], [], [], []))
     if not len(values):
         return empty
     if job["always"] or job["sometimes"]:
@@ -666,9 +672,8 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
     if not len(nexts):
         return empty
     uniq, best = _min_per_group(nexts, (src << K_BITS) | k)
-    payloads = codec.payloads_of(uniq)
-    identity = codec.identity
-    return [identity(p) for p in payloads], best, payloads, ([], [], [], [])
+    rows = codec.rows_of(uniq)
+    return codec.identities(rows), best, rows, ([], [], [], [])
 
 
 def _bit_of(props: Any, name: str) -> int:
@@ -678,19 +683,18 @@ def _bit_of(props: Any, name: str) -> int:
     raise KeyError(name)
 
 
-def candidates_bytes(idents: list[bytes], best: np.ndarray, payloads: list[bytes],
+def candidates_bytes(ident: tuple[np.ndarray, np.ndarray], best: np.ndarray, payloads: Any,
                      buckets: int, own: int, visited: DigestVisited) -> dict[int, tuple[bytes, ...]]:
     """Split by bucket (already one per distinct successor); the own bucket's visited ones dropped."""
-    if not idents:
+    hi, lo = ident
+    if not len(hi):
         return {}
-    hi, lo = split_digests(b"".join(idents))
     out = {}
-    for b, idx in enumerate(_by_bucket(digest_buckets(hi, buckets), buckets)):
+    for b, idx in enumerate(_by_bucket(digest_buckets(lo, buckets), buckets)):
         if b == own and len(idx):
             idx = idx[visited.unknown(hi[idx], lo[idx])]
         if len(idx):
-            offsets, data = join_payloads([payloads[i] for i in idx.tolist()])
-            out[b] = (join_digests(hi[idx], lo[idx]), best[idx].tobytes(), offsets, data)
+            out[b] = (join_digests(hi[idx], lo[idx]), best[idx].tobytes(), *payload_parts(take_payloads(payloads, idx)))
     return out
 
 
@@ -757,13 +761,13 @@ def expand(bucket: int, rt: Runtime, new: Level, job: dict[str, Any],
                      json.dumps(table).encode())
     else:
         step = check_and_expand_packed if rt.packed is not None else check_and_expand_bytes
-        idents, best, payloads, (e_src, e_k, e_to, tokens) = step(rt, new, sub, found, True)
-        for b, blob in candidates_bytes(idents, best, payloads, job["buckets"], bucket, own).items():
+        ident, best, payloads, (e_src, e_k, e_to, tokens) = step(rt, new, sub, found, True)
+        for b, blob in candidates_bytes(ident, best, payloads, job["buckets"], bucket, own).items():
             yield b, (CANDIDATES, blob)
         if job["keep_graph"]:
             ids, table = _token_table(tokens)
             to = np.array(e_to, dtype=np.int64)
-            targets = b"".join(idents[i] for i in to.tolist())
+            targets = join_digests(ident[0][to], ident[1][to])
             edges = (np.array(e_src, dtype=np.int64).tobytes(), np.array(e_k, dtype=np.uint16).tobytes(),
                      targets, ids.tobytes(), json.dumps(table).encode())
     yield -1, (STATS, {"bucket": bucket, **found.to_json()})
@@ -922,7 +926,7 @@ def saved_states(records: Iterable[Any], level: int) -> Iterator[str]:
 
 def saved_line(tag: str, level: int, value: tuple[int, tuple[bytes, ...]]) -> str:
     bucket, blob = value
-    return f"{tag}:{level}:{bucket} {base64.b64encode(pack(list(blob))).decode()}"
+    return f"{tag}:{level}:{bucket} {base64.b64encode(frame(list(blob))).decode()}"
 
 
 def read_saved(line: str) -> tuple[str, bytes]:
@@ -934,7 +938,7 @@ def saved_blob(record: tuple[str, bytes], keys_only: bool) -> tuple[str, int, tu
     """(tag, level, parts) of a saved blob; `keys_only`: of a level's states, the discovery keys alone."""
     name, data = record
     tag, level, _ = name.split(":")
-    parts = unpack(bytes(data))
+    parts = unframe(bytes(data))
     return tag, int(level), tuple(parts[:1] if keys_only and tag == STATES else parts)
 
 
@@ -950,18 +954,18 @@ def concat_levels(levels: list[Level], int64: bool) -> Level:
         return Level(keys, s, s)
     hi = np.concatenate([lv.ident[0] for lv in levels])
     lo = np.concatenate([lv.ident[1] for lv in levels])
-    return Level(keys, (hi, lo), [p for lv in levels for p in lv.payloads])
+    return Level(keys, (hi, lo), concat_payloads([lv.payloads for lv in levels]))
 
 
 def rebucket(record: tuple[str, bytes], buckets: int, int64: bool) -> Iterator[tuple[int, tuple[str, Any]]]:
     """Resume: a checkpointed level blob ("N:<level>:<bucket>") split into the current buckets."""
     name, blob = record
     _, level_no, _ = name.split(":")
-    level = level_from_blob(tuple(unpack(blob)), int64)
+    level = level_from_blob(tuple(unframe(blob)), int64)
     if int64:
         owner = int_buckets(level.payloads, buckets)
     else:
-        owner = digest_buckets(level.ident[0], buckets)
+        owner = digest_buckets(level.ident[1], buckets)
     for b in range(buckets):
         part = select(level, owner == b, int64)
         if len(part):

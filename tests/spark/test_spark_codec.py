@@ -125,12 +125,12 @@ def test_modified_or_unknown_models_ship_pickled_and_self_contained():
 
 
 def test_packed_codec_reads_states_whatever_order_a_replica_interned_in():
-    """The packed path's codec (codec.PackedCodec): on every reachable state of a two-partition kraft model,
+    """The packed path's codec (packed_codec.PackedCodec): on every reachable state of a two-partition kraft model,
     a second replica that meets the states in the reverse order (so interns every field under another id)
     decodes each payload to the same state, and identities are equal iff states are."""
     from dataclasses import replace
 
-    from kreassign.checker.spark.codec import PackedCodec
+    from kreassign.checker.spark.packed_codec import PackedCodec
 
     model = build_model("reassignment", "kraft", replace(DEFAULT_SUITE["kraft"], partitions=2, brokers=3, rf=2))
     states = list(explore(model, keep_graph=True).graph.states)
@@ -144,26 +144,60 @@ def test_packed_codec_reads_states_whatever_order_a_replica_interned_in():
 
 
 def test_packed_identity_buckets_a_situation_on_one_executor():
-    """PackedCodec.identity: states that differ only in their budget bits (one situation, which a replica
-    tabulates once) share the identity's high half, hence a bucket; states of different situations do not share
-    it (but for a 64-bit collision), and every identity stays distinct. The broken variant, the whole payload's
-    digest (before), spreads one situation over the buckets."""
+    """packed_codec.identities: states that differ only in their budget bits (one situation, which a replica
+    tabulates once) share the identity's low half, hence a bucket (tasks.digest_buckets); states of different
+    situations do not share it (but for a 64-bit collision), and every identity stays distinct. The broken
+    variant, the budget in the bucketing half too (before), spreads one situation over the buckets."""
     from collections import defaultdict
 
-    from kreassign.checker.spark.codec import PackedCodec, digest
+    import numpy as np
+    from kreassign.checker.spark.packed_codec import PackedCodec, identities
 
     model = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
     states = list(explore(model, keep_graph=True).graph.states)
     codec = PackedCodec(model)
-    by_situation: dict[bytes, set[bytes]] = defaultdict(set)
-    broken: dict[bytes, set[bytes]] = defaultdict(set)
-    idents = set()
-    for s in states:
-        ident, payload = codec.encode(s)
-        idents.add(ident)
-        by_situation[payload[8:]].add(ident[:8])  # (payload[:8]: the budget bits)
-        broken[payload[8:]].add(digest(payload)[:8])
-    assert len(idents) == len(states)
-    assert all(len(highs) == 1 for highs in by_situation.values())
-    assert len({next(iter(h)) for h in by_situation.values()}) == len(by_situation)
-    assert any(len(highs) > 1 for highs in broken.values())  # several budgets per situation: the test can fail
+    rows = codec.rows_of(np.array([codec.packed.pack(s) for s in states], dtype=np.int64)).rows
+    hi, lo = identities(rows)
+    _, broken_lo = identities(rows, situation_buckets=False)
+    by_situation: dict[bytes, set[int]] = defaultdict(set)
+    broken: dict[bytes, set[int]] = defaultdict(set)
+    for j in range(len(states)):
+        situation = rows[j, 1:].tobytes()  # (rows[:, 0]: the budget bits)
+        by_situation[situation].add(int(lo[j]))
+        broken[situation].add(int(broken_lo[j]))
+    assert len(set(zip(hi.tolist(), lo.tolist()))) == len(states)
+    assert [codec.encode(s)[0] for s in states[:50]] == [
+        np.array([h, low], dtype=">u8").tobytes() for h, low in zip(hi[:50], lo[:50])]  # one identity, both ways
+    assert all(len(lows) == 1 for lows in by_situation.values())
+    assert len({next(iter(low)) for low in by_situation.values()}) == len(by_situation)
+    assert any(len(lows) > 1 for lows in broken.values())  # several budgets per situation: the test can fail
+
+
+def test_packed_rows_travel_as_int64_columns_with_one_content_per_field():
+    """A batch of packed states (packed_codec.PackedRows) written by one replica and read by another that
+    interned in another order: the same states, identities computed alike on both sides, and the bytes carry
+    one content per distinct field (not per state). Broken variant: a dictionary missing a field is refused
+    with a message, not read as another field."""
+    from dataclasses import replace
+
+    import numpy as np
+    import pytest
+    from kreassign.checker.spark.packed_codec import PackedCodec, PackedRows
+
+    model = build_model("reassignment", "kraft", replace(DEFAULT_SUITE["kraft"], partitions=2, brokers=3, rf=2))
+    states = list(explore(model, keep_graph=True).graph.states)
+    writer, reader = PackedCodec(model), PackedCodec(model)
+    reader.states_of(writer.gather([writer.encode(s)[1] for s in states[::-1][:40]]))  # another interning order
+    batch = writer.rows_of(np.array([writer.packed.pack(s) for s in states], dtype=np.int64))
+    parts = batch.parts()
+    back = PackedRows.from_parts(parts)
+    assert reader.states_of(back) == states
+    assert [a.tolist() for a in reader.identities(back)] == [a.tolist() for a in writer.identities(batch)]
+    fields = len(writer.packed.locals) + len(writer.packed.envs)
+    assert len(back.contents) <= fields < len(states)  # one content per field of the batch
+    assert len(parts[0]) == 8 + 8 * (2 + 2) * len(states)  # the rows: 8 bytes per column per state
+    half = batch.take(np.arange(len(states) // 2))
+    assert reader.states_of(PackedRows.from_parts(half.parts())) == states[: len(states) // 2]
+    crippled = PackedRows(back.rows, back.fps[1:], back.contents[1:])
+    with pytest.raises(ValueError, match="has no content in the batch"):
+        PackedCodec(model).values_of(crippled)

@@ -243,6 +243,6 @@ def test_packable_models_take_the_packed_path(sc):
 
     kraft = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
     zk = build_model("reassignment", "zk", DEFAULT_SUITE["zk"])
-    assert RunContext.build(sc, kraft, SparkOptions()).codec.name == "packed-v2"
+    assert RunContext.build(sc, kraft, SparkOptions()).codec.name == "packed-v3"
     assert RunContext.build(sc, kraft, SparkOptions(packed=False)).codec.name == "struct"
     assert RunContext.build(sc, zk, SparkOptions()).codec.name == "struct"
