@@ -1,6 +1,7 @@
 """`kreassign check --engine spark` on the packed path against the embedded engine, side by side in one run.
 
-    python bench/spark_packed.py                  # kraft b5r3_f2 (244,349 states) and b5r3_f1 (75,339)
+    python bench/spark_packed.py                  # kraft b5r3_f2 (207,646 states) and b5r3_f1 (67,547)
+    python bench/spark_packed.py --config p2b5r3_f1   # two partitions (2,982,186 states)
     python bench/spark_packed.py --object-too     # also Spark on the object path (--no-fast: the engine before
                                                   # issue 28; minutes per row)
     python bench/spark_packed.py --liveness       # with the eventually properties (default: --no-liveness)
@@ -32,6 +33,7 @@ from tabulate import tabulate
 CONFIGS = {
     "b5r3_f2": ["--brokers", "5", "--rf", "3", "--failures", "2"],
     "b5r3_f1": ["--brokers", "5", "--rf", "3", "--failures", "1"],
+    "p2b5r3_f1": ["--partitions", "2", "--brokers", "5", "--rf", "3", "--failures", "1"],
     "default": [],
 }
 FULL = ["b5r3_f2", "b5r3_f1"]

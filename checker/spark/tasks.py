@@ -255,9 +255,23 @@ def select(level: Level, mask_or_index: np.ndarray, int64: bool) -> Level:
 #
 # A bucket's visited set is a list of sorted *runs*, one per level (plus one for the levels run
 # on the driver): each run is written once, by the level that found its states, and stays
-# cached with its bucket (the engine's `runs` RDDs); membership is a binary search per run.
+# cached with its bucket (the engine's `runs` RDDs); membership is a binary search per run, or
+# in one merge of the runs made in the task where the candidates are many (`_merge_first`).
 # Nothing is ever re-sorted, rewritten or shuffled again: a level costs the frontier's work
 # plus reading 8 (int) or 16 (digest) bytes per visited state from the local block store.
+
+
+def _merge_first(runs: list[Any], lengths: list[int], candidates: int) -> bool:
+    """Search one merged run rather than each run? A search per run costs about candidates × the sum of
+    log2(run) comparisons; merging costs about visited × log2(runs) (the runs are sorted: a stable sort merges
+    them) plus candidates × log2(visited). (kraft, 2 partitions, 2,982,186 states: searching 19 runs took 15 of
+    the tasks' 27 s.)"""
+    if len(runs) < 3 or not candidates:
+        return False
+    visited = sum(lengths)
+    per_run = candidates * sum(np.log2(max(n, 2)) for n in lengths)
+    merged = visited * np.log2(len(runs)) + candidates * np.log2(max(visited, 2))
+    return merged < per_run
 
 
 class IntVisited:
@@ -266,6 +280,8 @@ class IntVisited:
 
     def unknown(self, states: np.ndarray) -> np.ndarray:
         """Mask of the states not visited."""
+        if _merge_first(self.runs, [len(r) for r in self.runs], len(states)):
+            self.runs = [np.sort(np.concatenate(self.runs), kind="stable")]
         new = np.ones(len(states), dtype=bool)
         for run in self.runs:
             at = np.searchsorted(run, states)
@@ -289,14 +305,22 @@ class DigestVisited:
         self.runs = [split_digests(b) for b in runs if b]
 
     def unknown(self, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        if _merge_first(self.runs, [len(r[0]) for r in self.runs], len(hi)):
+            rhi = np.concatenate([r[0] for r in self.runs])
+            order = np.argsort(rhi, kind="stable")  # by hi only: a tie (a shared 64-bit half) is scanned below
+            self.runs = [(rhi[order], np.concatenate([r[1] for r in self.runs])[order])]
         new = np.ones(len(hi), dtype=bool)
         for rhi, rlo in self.runs:
+            n = len(rhi)
             left = np.searchsorted(rhi, hi, side="left")
-            right = np.searchsorted(rhi, hi, side="right")
-            one = (right - left) == 1
-            new[one] &= rlo[left[one]] != lo[one]
-            for i in np.flatnonzero((right - left) > 1).tolist():  # a 64-bit prefix shared by several digests
-                new[i] &= not bool(np.any(rlo[left[i] : right[i]] == lo[i]))
+            hit = left < n
+            hit[hit] = rhi[left[hit]] == hi[hit]
+            new[hit] &= rlo[left[hit]] != lo[hit]
+            tie = hit & (left + 1 < n)  # a 64-bit half shared by several identities: scan them all
+            tie[tie] = rhi[left[tie] + 1] == hi[tie]
+            for i in np.flatnonzero(tie).tolist():
+                right = int(np.searchsorted(rhi, hi[i], side="right"))
+                new[i] &= not bool(np.any(rlo[left[i] : right] == lo[i]))
         return new
 
     def add(self, hi: np.ndarray, lo: np.ndarray) -> None:

@@ -1,0 +1,77 @@
+"""The visited runs of a bucket (tasks.IntVisited, tasks.DigestVisited): membership is exact whether the
+runs are searched one by one or merged first (tasks._merge_first decides by cost), including identities that
+share a 64-bit half (ties, which the merged run orders by that half only)."""
+
+from __future__ import annotations
+
+import numpy as np
+from kreassign.checker.spark import tasks as T
+
+
+def _digest_runs(rng: np.random.Generator, sizes: list[int]) -> tuple[list[bytes], set[tuple[int, int]]]:
+    runs, seen = [], set()
+    shared = rng.integers(0, 2**63, size=4, dtype=np.uint64)  # a few hi halves shared across runs (ties)
+    for n in sizes:
+        hi = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+        hi[: n // 4] = shared[rng.integers(0, 4, size=n // 4)]
+        lo = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+        pairs = sorted({(int(h), int(low)) for h, low in zip(hi, lo)} - seen)
+        seen |= set(pairs)
+        h = np.array([p[0] for p in pairs], dtype=np.uint64)
+        low = np.array([p[1] for p in pairs], dtype=np.uint64)
+        runs.append(T.join_digests(h, low))
+    return runs, seen
+
+
+def _probe(rng: np.random.Generator, seen: set[tuple[int, int]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    known = sorted(seen)
+    picks = [known[i] for i in rng.integers(0, len(known), size=n // 2)]
+    fresh = [(int(h), int(low)) for h, low in zip(rng.integers(0, 2**63, size=n // 2, dtype=np.uint64),
+                                                  rng.integers(0, 2**63, size=n // 2, dtype=np.uint64))]
+    sharing = [(picks[i][0], int(x)) for i, x in enumerate(rng.integers(0, 2**63, size=n // 4, dtype=np.uint64))]
+    cands = sorted(set(picks + fresh + sharing))  # (the engine searches its candidates sorted)
+    return (np.array([c[0] for c in cands], dtype=np.uint64), np.array([c[1] for c in cands], dtype=np.uint64))
+
+
+def test_digest_membership_is_exact_searched_or_merged():
+    rng = np.random.default_rng(7)
+    runs, seen = _digest_runs(rng, [40, 900, 30, 2000, 5, 700])
+    for n in (8, 6000):  # few candidates: a search per run; many: the runs merged first
+        hi, lo = _probe(rng, seen, n)
+        want = np.array([(int(h), int(low)) not in seen for h, low in zip(hi, lo)])
+        visited = T.DigestVisited(runs)
+        assert T._merge_first(visited.runs, [len(r[0]) for r in visited.runs], len(hi)) == (n > 8)
+        assert np.array_equal(visited.unknown(hi, lo), want)
+        assert (len(visited.runs) == 1) == (n > 8)
+        assert np.array_equal(visited.unknown(hi, lo), want)  # (and again, on the merged run)
+        assert 0 < want.sum() < len(want)
+
+
+def test_digest_ties_are_scanned_broken_variant_misses_members():
+    """The broken variant, checking only the first identity with the candidate's hi, calls visited states new."""
+    rng = np.random.default_rng(11)
+    runs, seen = _digest_runs(rng, [3000, 3000, 3000])
+    hi, lo = _probe(rng, seen, 6000)
+    want = np.array([(int(h), int(low)) not in seen for h, low in zip(hi, lo)])
+    visited = T.DigestVisited(runs)
+    assert np.array_equal(visited.unknown(hi, lo), want)
+    rhi, rlo = visited.runs[0]
+    left = np.minimum(np.searchsorted(rhi, hi), len(rhi) - 1)
+    first_only = ~((rhi[left] == hi) & (rlo[left] == lo))
+    assert not np.array_equal(first_only, want)
+
+
+def test_int_membership_is_exact_searched_or_merged():
+    rng = np.random.default_rng(3)
+    runs, seen = [], set()
+    for n in (50, 4000, 20, 3000):
+        states = np.unique(rng.integers(0, 10**6, size=n))
+        states = np.array(sorted(set(states.tolist()) - seen), dtype=np.int64)
+        seen |= set(states.tolist())
+        runs.append(states.tobytes())
+    for n in (6, 8000):
+        probe = np.sort(rng.integers(0, 10**6, size=n))
+        want = np.array([s not in seen for s in probe.tolist()])
+        visited = T.IntVisited(runs)
+        assert np.array_equal(visited.unknown(probe), want)
+        assert (len(visited.runs) == 1) == (n > 6)
