@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,9 @@ import time
 from pathlib import Path
 
 from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_tree import POLL, TreeMeter
 
 CONFIGS = {
     "b5r3_f2": ["--brokers", "5", "--rf", "3", "--failures", "2"],
@@ -38,42 +40,15 @@ CONFIGS = {
 }
 FULL = ["b5r3_f2", "b5r3_f1"]
 QUICK = ["default"]
-POLL = 0.1
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _tree_cpu(root: int, seen: dict[int, float]) -> None:
-    """Record utime + stime (s) of `root` and its descendants in `seen` (pid -> the largest figure read)."""
-    parents: dict[int, list[int]] = {}
-    cpu: dict[int, float] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        parents.setdefault(int(fields[1]), []).append(int(name))
-        cpu[int(name)] = (int(fields[11]) + int(fields[12])) / TICKS
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        if pid in cpu:
-            seen[pid] = max(seen.get(pid, 0.0), cpu[pid])
-        todo += parents.get(pid, [])
-
-
 def run_check(args: list[str]) -> dict:
     """One `kreassign check ... --json` process: its JSON, wall seconds and CPU seconds of its process tree."""
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-c", "from kreassign.cli import main; raise SystemExit(main())",
                                  "check", *args, "--json"], stdout=out, stderr=subprocess.DEVNULL)
-        seen: dict[int, float] = {}
+        meter = TreeMeter({"run": [proc.pid]})
         while proc.poll() is None:
-            _tree_cpu(proc.pid, seen)
+            meter.poll()
             time.sleep(POLL)
         wall = time.perf_counter() - started
         out.seek(0)
@@ -82,7 +57,7 @@ def run_check(args: list[str]) -> dict:
         report = json.loads(text)
     except ValueError:
         report = {"error": text[-500:]}
-    return {"report": report, "wall": wall, "cpu": sum(seen.values()), "exit": proc.returncode}
+    return {"report": report, "wall": wall, "cpu": meter.cpu_seconds("run"), "exit": proc.returncode}
 
 
 def answers(report: dict) -> tuple:
@@ -147,5 +122,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main())

@@ -8,7 +8,7 @@ A codec turns a state into (identity, payload) and a payload back into the state
   like the quota model's `now_ms`, so the state an engine keeps is exactly the one it
   first discovered, as in the embedded engine).
 
-Codecs, in the order the engine tries them (`codec_for`):
+Codecs, in the order the engine tries them (codec_choice.py `codec_for`):
 
 - `Int64Codec`: states that are ints in 0..2**63-1 (the anchor's packed states). The
   identity and the payload are the int64 itself; the engine keeps them in numpy arrays.
@@ -28,7 +28,7 @@ Codecs, in the order the engine tries them (`codec_for`):
 Byte identities are replaced by their 128-bit BLAKE2b digest in the visited set: two distinct states are taken as equal only if their digests collide, with
 probability below n²/2¹²⁹ for n states (about 10⁻²¹ for a billion states; TLC's 64-bit
 fingerprints are much weaker). Each codec is checked on the initial states before a run
-(`check_codec`) and, by the tests, on every reachable state of the default models.
+(codec_choice.py `check_codec`) and, by the tests, on every reachable state of the default models.
 """
 
 from __future__ import annotations
@@ -371,59 +371,6 @@ def _unplain(v: Any) -> Any:
     return v
 
 
-# -- choosing and checking a codec ---------------------------------------------------------------
-
-
-def codec_for(model: Any, sample: Any, kind: str | None = None) -> Codec:
-    """The codec for `model`, whose initial states include `sample` (see the module docstring).
-
-    `kind` names a codec to use (the driver's choice, repeated on the executors)."""
-    candidates: list[tuple[str, Callable[[], Codec]]] = [
-        ("int64", Int64Codec),
-        ("model", lambda: ModelCodec(model)),
-        ("struct", lambda: StructCodec(type(sample))),
-        ("plain", PlainCodec),
-        ("json", lambda: JsonCodec(model)),
-        ("packed", lambda: _packed_codec(model)),
-        ("packed-v3", lambda: _packed_codec(model)),  # (the name the driver's jobs carry: PackedCodec.name)
-    ]
-    if kind is not None:
-        return dict(candidates)[kind]()
-    if type(sample) is int and 0 <= sample <= INT64_MAX:
-        return Int64Codec()
-    if callable(getattr(model, "encode_state", None)) and callable(getattr(model, "decode_state", None)):
-        return ModelCodec(model)
-    try:
-        return StructCodec(type(sample))
-    except CodecError:
-        pass
-    try:
-        PlainCodec().encode(sample)
-        return PlainCodec()
-    except CodecError:
-        return JsonCodec(model)
-
-
-def _packed_codec(model: Any) -> Codec:
-    from kreassign.checker.spark.packed_codec import PackedCodec  # (it builds on this module)
-
-    return PackedCodec(model)
-
-
-def check_codec(codec: Codec, states: list[Any]) -> None:
-    """Raise CodecError unless every state survives encode/decode with its identity."""
-    for s in states:
-        try:
-            identity, payload = codec.encode(s)
-            back = codec.decode(payload)
-        except CodecError:
-            raise
-        except Exception as e:  # noqa: BLE001 - whatever the model's own codec raises, say which state
-            raise CodecError(f"{codec.name} codec fails on the initial state {s!r}: {e!r}") from None
-        if back != s or codec.encode(back)[0] != identity:
-            raise CodecError(f"{codec.name} codec does not round-trip the initial state {s!r}")
-
-
 __all__ = [
     "DIGEST_BYTES",
     "Codec",
@@ -433,8 +380,6 @@ __all__ = [
     "ModelCodec",
     "PlainCodec",
     "StructCodec",
-    "check_codec",
-    "codec_for",
     "digest",
     "frame",
     "unframe",

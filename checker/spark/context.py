@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kreassign.checker.explore.protocol import Model, checked_properties
-from kreassign.checker.spark.codec import Codec, CodecError, check_codec, codec_for
-from kreassign.checker.spark.packed_codec import PackedCodec
+from kreassign.checker.spark.codec import Codec, CodecError
+from kreassign.checker.spark.codec_choice import check_codec, codec_for
 from kreassign.checker.spark.options import SparkOptions
+from kreassign.checker.spark.packed_codec import PackedCodec
 from kreassign.checker.spark.recipes import model_recipe, recipe_id
 from kreassign.checker.spark.search import Found
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION

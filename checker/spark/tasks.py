@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 from kreassign.checker.explore.protocol import checked_properties
-from kreassign.checker.spark.codec import Codec, codec_for, frame, unframe
+from kreassign.checker.spark.codec import Codec, frame, unframe
+from kreassign.checker.spark.codec_choice import codec_for
 from kreassign.checker.spark.packed_codec import PackedRows
 from pyspark.accumulators import AccumulatorParam
 from pyspark.serializers import CPickleSerializer, pack_long

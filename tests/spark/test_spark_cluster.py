@@ -21,11 +21,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -35,84 +31,20 @@ pytest.importorskip("pyspark")
 from kreassign.checker.config.bounds import Bounds
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
-from kreassign.checker.spark.session import LOG4J2
+from kreassign.checker.spark.standalone import master_state, standalone_cluster, stop, wait_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
 KILL_AT = 3  # the executor dies after level 3 of the 10
-START_SECONDS = 180  # bounds every wait: a loaded 2-core machine starts a JVM in 5-30 s
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def master_state(ui_port: int) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
-        return json.load(r)
-
-
-def wait_for(what: str, condition, seconds: float = START_SECONDS) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if condition():
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def stop(processes: list[subprocess.Popen]) -> None:
-    """SIGTERM each process group we started (a worker's executors are in its group), then SIGKILL."""
-    for p in processes:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-    for p in processes:
-        try:
-            p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=10)
+START_SECONDS = 180  # bounds every wait: a loaded 2-core machine starts a JVM in 5-30 s (standalone.py's too)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    from pyspark.find_spark_home import _find_spark_home
-
-    home = _find_spark_home()
     root = tmp_path_factory.mktemp("standalone")
-    conf = root / "conf"
-    conf.mkdir()
-    (conf / "log4j2.properties").write_text(LOG4J2)
-    (conf / "spark-defaults.conf").write_text("spark.task.maxFailures 6\n")
-    env = {**os.environ, "SPARK_HOME": home, "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_WORKER_DIR": str(root / "work"), "SPARK_LOG_DIR": str(root / "logs"), "PYSPARK_PYTHON": sys.executable}
-    env.pop("PYSPARK_GATEWAY_PORT", None)
-    port, ui = free_port(), free_port()
-    spark_class = os.path.join(home, "bin", "spark-class")
-    started: list[subprocess.Popen] = []
-
-    def launch(name: str, *args: str) -> None:
-        with open(root / f"{name}.log", "w") as log:  # (the process keeps its own descriptor)
-            started.append(subprocess.Popen([spark_class, *args], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True))
-
-    try:
-        launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-               "--webui-port", str(ui))
-        wait_for("the master", lambda: master_state(ui)["status"] == "ALIVE")
-        for i in (1, 2):
-            launch(f"worker{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-                   "--memory", "1g", "--webui-port", str(free_port()), f"spark://127.0.0.1:{port}")
-        wait_for("two workers", lambda: len(master_state(ui)["workers"]) == 2)
-        yield {"url": f"spark://127.0.0.1:{port}", "ui": ui, "env": env, "root": root, "home": home}
-    finally:
-        stop(started)
+    with standalone_cluster(root, os.environ, workers=2, cores=1, memory="1g", defaults={"spark.task.maxFailures": "6"}) as c:
+        yield {"url": c.url, "ui": c.ui, "env": c.env, "root": c.root, "home": c.home}
 
 
 def executor_pids(app_id: str) -> list[int]:

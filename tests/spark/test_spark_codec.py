@@ -22,9 +22,8 @@ from kreassign.checker.spark.codec import (
     JsonCodec,
     PlainCodec,
     StructCodec,
-    check_codec,
-    codec_for,
 )
+from kreassign.checker.spark.codec_choice import check_codec, codec_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from anchor_model import CONFIGS, AnchorModel, anchor_model

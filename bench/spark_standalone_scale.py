@@ -1,0 +1,110 @@
+"""A large search on a two-worker Spark standalone cluster of this machine, side by side with the embedded engine.
+
+    python bench/spark_standalone_scale.py                 # kraft --partitions 3 --brokers 5 --rf 3 --failures 1
+                                                           #   --cancels 2 (the large run; many minutes, GBs)
+    python bench/spark_standalone_scale.py --quick         # --partitions 2 --brokers 4 --rf 2 --failures 1: a smoke run
+    python bench/spark_standalone_scale.py --no-embedded   # the cluster run alone
+    python bench/spark_standalone_scale.py --executor-memory 8g --worker-memory 9g
+
+Starts a master and two workers of one core each on 127.0.0.1 (checker/spark/standalone.py: stopped when the
+script ends, also on failure and Ctrl-C), then runs `kreassign check --engine spark --master spark://...
+--json FILE` as a user would, and the embedded engine on the same flags. Prints, per engine: states, transitions,
+depth, wall seconds, CPU seconds (the driver's process tree; the workers' trees: their executor JVMs and Python
+workers), peak resident memory of the driver's tree and of the workers' trees, bytes per state, and whether
+the answers (counts, depth, every property's verdict) are identical. Never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_tree import POLL, TreeMeter
+
+LARGE = ["--partitions", "3", "--brokers", "5", "--rf", "3", "--failures", "1", "--cancels", "2"]
+QUICK = ["--partitions", "2", "--brokers", "4", "--rf", "2", "--failures", "1"]
+
+
+def run(args: list[str], out: Path, extra_roots: list[int]) -> dict:
+    """One `kreassign check ... --json out` process, metered with the cluster's processes (`extra_roots`)."""
+    cmd = [sys.executable, "-c", "from kreassign.cli import main; raise SystemExit(main())", "check", *args,
+           "--json", str(out)]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    meter = TreeMeter({"driver": [proc.pid], "workers": extra_roots})
+    last = started
+    while proc.poll() is None:
+        meter.poll()
+        if time.perf_counter() - last > 60:  # a line a minute: long runs show they are alive (CI logs too)
+            last = time.perf_counter()
+            print(f"  ... {last - started:.0f} s, driver {meter.peak_rss['driver'] / 2**20:,.0f} MiB", file=sys.stderr,
+                  flush=True)
+        time.sleep(POLL)
+    wall = time.perf_counter() - started
+    stderr = proc.stderr.read() if proc.stderr else ""
+    try:
+        report = json.loads(out.read_text())
+    except (OSError, ValueError):
+        report = {"error": stderr[-800:]}
+    return {"report": report, "wall": wall, "exit": proc.returncode, "meter": meter}
+
+
+def answers(report: dict) -> tuple:
+    r = (report.get("results") or [{}])[0]
+    props = r.get("properties") or {}
+    return (r.get("states"), r.get("transitions"), r.get("depth"), r.get("complete"),
+            tuple(sorted((n, (p or {}).get("status"), (p or {}).get("length")) for n, p in props.items())))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small configuration (a smoke run)")
+    parser.add_argument("--no-embedded", action="store_true", help="skip the embedded engine's run")
+    parser.add_argument("--executor-memory", default="5g", help="spark.executor.memory (default 5g)")
+    parser.add_argument("--worker-memory", default="6g", help="each worker's memory (default 6g)")
+    parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
+    args = parser.parse_args(argv)
+    from kreassign.checker.spark.standalone import standalone_cluster
+
+    flags = ["--profile", "kraft", *(QUICK if args.quick else LARGE), "--no-liveness", "--no-minimize", "--force"]
+    rows, measured = [], {}
+    with tempfile.TemporaryDirectory(prefix="kreassign-standalone-") as tmp:
+        root = Path(tmp)
+        with standalone_cluster(root / "cluster", os.environ, workers=2, cores=1, memory=args.worker_memory) as cluster:
+            print(f"cluster up: {cluster.url}, 2 workers of 1 core", file=sys.stderr, flush=True)
+            spark = ["--engine", "spark", "--master", cluster.url, "--conf", f"spark.executor.memory={args.executor_memory}",
+                     "--conf", f"spark.driver.memory={args.driver_memory}"]
+            workers = [p.pid for p in cluster.processes[1:]]
+            measured["spark, 2 workers"] = run(flags + spark, root / "spark.json", workers)
+        if not args.no_embedded:
+            measured["embedded"] = run(flags, root / "embedded.json", [])
+    want = answers(measured["embedded"]["report"]) if "embedded" in measured else None
+    for engine, m in measured.items():
+        got, meter = answers(m["report"]), m["meter"]
+        states = got[0] or 0
+        cpu = meter.cpu_seconds("driver") + meter.cpu_seconds("workers")
+        driver, workers = meter.peak_rss["driver"], meter.peak_rss["workers"]
+        rows.append([engine, f"{states:,}", f"{got[1] or 0:,}", got[2], m["exit"], f"{m['wall']:.0f}", f"{cpu:.0f}",
+                     f"{states / cpu if cpu else 0:,.0f}", f"{driver / 2**20:,.0f}", f"{workers / 2**20:,.0f}",
+                     f"{(driver + workers) / states if states else 0:.0f}",
+                     "—" if want is None else ("yes" if got == want else "NO")])
+        if "error" in m["report"]:
+            print(f"{engine}: {m['report']['error']}", file=sys.stderr)
+    print(f"kraft {' '.join(QUICK if args.quick else LARGE)}, --no-liveness")
+    print(tabulate(rows, headers=["engine", "states", "transitions", "depth", "exit", "wall s", "CPU-s",
+                                  "states/CPU-s", "driver peak MiB", "workers peak MiB", "bytes/state", "same"],
+                   disable_numparse=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
