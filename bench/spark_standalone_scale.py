@@ -4,7 +4,7 @@
                                                            #   --cancels 2 (the large run; many minutes, GBs)
     python bench/spark_standalone_scale.py --quick         # --partitions 2 --brokers 4 --rf 2 --failures 1: a smoke run
     python bench/spark_standalone_scale.py --no-embedded   # the cluster run alone
-    python bench/spark_standalone_scale.py --executor-memory 8g --worker-memory 9g
+    python bench/spark_standalone_scale.py --executor-memory 6g --worker-memory 7g --buckets 4
 
 Starts a master and two workers of one core each on 127.0.0.1 (checker/spark/standalone.py: stopped when the
 script ends, also on failure and Ctrl-C), then runs `kreassign check --engine spark --master spark://...
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,18 +40,31 @@ def run(args: list[str], out: Path, extra_roots: list[int]) -> dict:
     cmd = [sys.executable, "-c", "from kreassign.cli import main; raise SystemExit(main())", "check", *args,
            "--json", str(out)]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = out.with_suffix(".stderr")
+    with open(log, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     meter = TreeMeter({"driver": [proc.pid], "workers": extra_roots})
     last = started
-    while proc.poll() is None:
-        meter.poll()
-        if time.perf_counter() - last > 60:  # a line a minute: long runs show they are alive (CI logs too)
-            last = time.perf_counter()
-            print(f"  ... {last - started:.0f} s, driver {meter.peak_rss['driver'] / 2**20:,.0f} MiB", file=sys.stderr,
-                  flush=True)
-        time.sleep(POLL)
+    try:
+        while proc.poll() is None:
+            meter.poll()
+            if time.perf_counter() - last > 60:  # a line a minute: long runs show they are alive (CI logs too)
+                last = time.perf_counter()
+                lines = log.read_text(errors="replace").splitlines()
+                print(f"  ... {last - started:.0f} s, driver {meter.peak_rss['driver'] / 2**20:,.0f} MiB, workers "
+                      f"{meter.peak_rss['workers'] / 2**20:,.0f} MiB: {lines[-1][:120] if lines else ''}",
+                      file=sys.stderr, flush=True)
+            time.sleep(POLL)
+    finally:  # (interrupted: the run stops too, before the cluster does)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     wall = time.perf_counter() - started
-    stderr = proc.stderr.read() if proc.stderr else ""
+    stderr = log.read_text(errors="replace")
     try:
         report = json.loads(out.read_text())
     except (OSError, ValueError):
@@ -65,12 +79,19 @@ def answers(report: dict) -> tuple:
             tuple(sorted((n, (p or {}).get("status"), (p or {}).get("length")) for n, p in props.items())))
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # (the `with` blocks then stop the run and the cluster)
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small configuration (a smoke run)")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded engine's run")
-    parser.add_argument("--executor-memory", default="5g", help="spark.executor.memory (default 5g)")
-    parser.add_argument("--worker-memory", default="6g", help="each worker's memory (default 6g)")
+    parser.add_argument("--executor-memory", default="4g", help="spark.executor.memory (default 4g)")
+    parser.add_argument("--worker-memory", default="5g", help="each worker's memory (default 5g)")
+    parser.add_argument("--buckets", type=int, default=8, help="hash buckets (spark.kreassign.partitions; "
+                        "default 8: four tasks per level on each worker, a quarter of its visited set each)")
     parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     args = parser.parse_args(argv)
     from kreassign.checker.spark.standalone import standalone_cluster
@@ -82,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         with standalone_cluster(root / "cluster", os.environ, workers=2, cores=1, memory=args.worker_memory) as cluster:
             print(f"cluster up: {cluster.url}, 2 workers of 1 core", file=sys.stderr, flush=True)
             spark = ["--engine", "spark", "--master", cluster.url, "--conf", f"spark.executor.memory={args.executor_memory}",
-                     "--conf", f"spark.driver.memory={args.driver_memory}"]
+                     "--conf", f"spark.driver.memory={args.driver_memory}",
+                     "--conf", f"spark.kreassign.partitions={args.buckets}"]
             workers = [p.pid for p in cluster.processes[1:]]
             measured["spark, 2 workers"] = run(flags + spark, root / "spark.json", workers)
         if not args.no_embedded:

@@ -96,6 +96,7 @@ class RunContext:
             "keep_states": opts.keep_graph or self.liveness or self.checkpointing,
             "save_states": self.checkpointing,
             "task_timings": opts.task_timings,
+            "record_states": opts.record_states,
             **extra,
         }
 

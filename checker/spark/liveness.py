@@ -227,8 +227,11 @@ def classify_task(bucket: int, records: Iterable[Any], job: dict[str, Any], reci
             runs.append(_load(value, int64))
         elif tag == T.LEVEL:
             levels.append((value[0], T.level_from_blob(value[1], int64)))
+    by_number: dict[int, list[T.Level]] = {}
+    for number, level in levels:  # (a wide level comes in several records: SparkOptions.record_states)
+        by_number.setdefault(number, []).append(level)
     best: dict[str, tuple[int, int]] = {}
-    for number, level in sorted(levels, key=lambda lv: lv[0]):
+    for number, level in ((n, T.concat_levels(parts, int64)) for n, parts in sorted(by_number.items())):
         column = _idents(level, int64)
         stuck = np.ones(len(column), dtype=bool)
         for run in runs:

@@ -51,6 +51,9 @@ class SparkOptions:
     #: packable models (checker/packed/reassignment.py) on the packed path, as the embedded engine takes it
     #: (False: the object path, the engine before issue 28; `check --no-fast`)
     packed: bool = True
+    #: the most states in one record (a level's states, a visited run, the candidates for one bucket,
+    #: tasks.record_slices): a wide level is many records, not one array the JVM copies whole
+    record_states: int = 1 << 20
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))

@@ -161,7 +161,8 @@ class Rounds:
         """The identities of a level's states, one sorted run per bucket (cached)."""
         from pyspark import StorageLevel
 
-        run = states.mapPartitionsWithIndex(functools.partial(T.run_task, int64=self.ctx.int64),
+        run = states.mapPartitionsWithIndex(functools.partial(T.run_task, int64=self.ctx.int64,
+                                                                      most=self.ctx.options.record_states),
                                             preservesPartitioning=True)
         run.persist(StorageLevel.MEMORY_AND_DISK)
         return run

@@ -242,6 +242,13 @@ def level_from_blob(blob: tuple[bytes, ...], int64: bool) -> Level:
     return Level(keys, split_digests(blob[1]), payloads_from_parts(blob[2:]))
 
 
+def record_slices(n: int, most: int) -> list[slice]:
+    """Index ranges of at most `most` (SparkOptions.record_states), covering 0..n: a wide level of a large run
+    is many records, not one array of hundreds of MB that the JVM copies whole (executors of 5 GB ran out of
+    heap on 12-million-state records: kraft, 3 partitions, 5 brokers, RF 3)."""
+    return [slice(a, min(a + most, n)) for a in range(0, n, most)] or [slice(0, 0)]
+
+
 def select(level: Level, mask_or_index: np.ndarray, int64: bool) -> Level:
     """A sub-level (by boolean mask or index array)."""
     idx = np.flatnonzero(mask_or_index) if mask_or_index.dtype == bool else mask_or_index
@@ -552,9 +559,10 @@ def _by_bucket(owner: np.ndarray, buckets: int) -> list[np.ndarray]:
 
 
 def candidates_int(src: np.ndarray, k: np.ndarray, nexts: np.ndarray, buckets: int, own: int,
-                   visited: IntVisited) -> dict[int, tuple[bytes, bytes]]:
+                   visited: IntVisited, most: int) -> dict[int, list[tuple[bytes, bytes]]]:
     """Map-side combine: each distinct successor once (sorted), with its smallest parent key << 16 | k,
-    split by bucket; those of this task's own bucket that it has visited already are dropped here."""
+    split by bucket (records of at most `most` states); those of this task's own bucket that it has visited
+    already are dropped here."""
     if not len(nexts):
         return {}
     uniq, best = _min_per_group(nexts, (src << K_BITS) | k)
@@ -563,7 +571,7 @@ def candidates_int(src: np.ndarray, k: np.ndarray, nexts: np.ndarray, buckets: i
         if b == own and len(idx):
             idx = idx[visited.unknown(uniq[idx])]
         if len(idx):
-            out[b] = (uniq[idx].tobytes(), best[idx].tobytes())
+            out[b] = [(uniq[i].tobytes(), best[i].tobytes()) for i in (idx[part] for part in record_slices(len(idx), most))]
     return out
 
 
@@ -709,7 +717,7 @@ def _bit_of(props: Any, name: str) -> int:
 
 
 def candidates_bytes(ident: tuple[np.ndarray, np.ndarray], best: np.ndarray, payloads: Any,
-                     buckets: int, own: int, visited: DigestVisited) -> dict[int, tuple[bytes, ...]]:
+                     buckets: int, own: int, visited: DigestVisited, most: int) -> dict[int, list[tuple[bytes, ...]]]:
     """Split by bucket (already one per distinct successor); the own bucket's visited ones dropped."""
     hi, lo = ident
     if not len(hi):
@@ -718,9 +726,9 @@ def candidates_bytes(ident: tuple[np.ndarray, np.ndarray], best: np.ndarray, pay
     for b, idx in enumerate(_by_bucket(digest_buckets(lo, buckets), buckets)):
         if b == own and len(idx):
             idx = idx[visited.unknown(hi[idx], lo[idx])]
-        if len(idx):
-            out[b] = (join_digests(hi[idx], lo[idx]), best[idx].tobytes(), *payload_parts(take_payloads(payloads, idx)))
-    return out
+        out[b] = [(join_digests(hi[i], lo[i]), best[i].tobytes(), *payload_parts(take_payloads(payloads, i)))
+                  for i in (idx[part] for part in record_slices(len(idx), most)) if len(i)]
+    return {b: blobs for b, blobs in out.items() if blobs}
 
 
 def _token_table(tokens: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -778,8 +786,9 @@ def expand(bucket: int, rt: Runtime, new: Level, job: dict[str, Any],
     if int64:
         check_states_int(rt, new, sub, found)
         src, k, nexts, tokens = expand_int(rt, new, job, found)
-        for b, blob in candidates_int(src, k, nexts, job["buckets"], bucket, own).items():
-            yield b, (CANDIDATES, blob)
+        for b, blobs in candidates_int(src, k, nexts, job["buckets"], bucket, own, job["record_states"]).items():
+            for blob in blobs:
+                yield b, (CANDIDATES, blob)
         if job["keep_graph"]:
             ids, table = _token_table(tokens)
             edges = (src.tobytes(), k.astype(np.uint16).tobytes(), nexts.tobytes(), ids.tobytes(),
@@ -787,8 +796,10 @@ def expand(bucket: int, rt: Runtime, new: Level, job: dict[str, Any],
     else:
         step = check_and_expand_packed if rt.packed is not None else check_and_expand_bytes
         ident, best, payloads, (e_src, e_k, e_to, tokens) = step(rt, new, sub, found, True)
-        for b, blob in candidates_bytes(ident, best, payloads, job["buckets"], bucket, own).items():
-            yield b, (CANDIDATES, blob)
+        for b, blobs in candidates_bytes(ident, best, payloads, job["buckets"], bucket, own,
+                                          job["record_states"]).items():
+            for blob in blobs:
+                yield b, (CANDIDATES, blob)
         if job["keep_graph"]:
             ids, table = _token_table(tokens)
             to = np.array(e_to, dtype=np.int64)
@@ -848,7 +859,9 @@ def dedupe_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
     if job["mode"] == "count":  # (otherwise expand_task reports them: a retried task may find these states cached)
         results.add({(job["level"], bucket, "new"): {STATS: [new_stats(bucket, new)]}})
     elif len(new):
-        yield bucket, (LEVEL, (job["level"], states_blob(new, rt.codec.int64)))
+        for part in record_slices(len(new), job["record_states"]):
+            chunk = select(new, np.arange(part.start, part.stop), rt.codec.int64)
+            yield bucket, (LEVEL, (job["level"], states_blob(chunk, rt.codec.int64)))
 
 
 def executor_id() -> str:
@@ -865,12 +878,15 @@ def executor_id() -> str:
     return f"{socket.gethostname()}:{root}"
 
 
-def run_task(bucket: int, records: Iterable[Any], int64: bool) -> Iterator[tuple[int, tuple[str, Any]]]:
+def run_task(bucket: int, records: Iterable[Any], int64: bool, most: int) -> Iterator[tuple[int, tuple[str, Any]]]:
     """Spark: a level's states of a bucket as a sorted run of identities (the level's `runs` RDD,
     cached with the bucket; later levels test membership against it)."""
     levels = [level_from_blob(value[1], int64) for _, (tag, value) in records if tag == LEVEL]
     if levels:
-        yield bucket, (RUN, run_blob(concat_levels(levels, int64), int64))
+        run = run_blob(concat_levels(levels, int64), int64)
+        width = 8 if int64 else 16
+        for part in record_slices(len(run) // width, most):  # (each slice of a sorted run is a sorted run)
+            yield bucket, (RUN, run[part.start * width : part.stop * width])
 
 
 def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe: Any,

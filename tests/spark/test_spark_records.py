@@ -1,0 +1,84 @@
+"""Wide levels travel as many records (SparkOptions.record_states, tasks.record_slices): with records of a few
+states each, every level of every bucket is split, and the answers are still the embedded engine's — on the
+packed path, on an int64 kernel, with liveness on the executors, and through a checkpoint and resume."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kreassign.checker.check.run import check_model
+from kreassign.checker.check.suite import DEFAULT_SUITE
+from kreassign.checker.config.bounds import Bounds
+from kreassign.checker.explore.bfs import explore
+from kreassign.checker.models.registry import build_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from anchor_model import anchor_model
+
+pytest.importorskip("pyspark")
+
+from kreassign.checker.spark import tasks as T
+from kreassign.checker.spark.engine import explore_spark, spark_explorer
+from kreassign.checker.spark.options import SparkOptions
+
+pytestmark = pytest.mark.spark
+
+TINY = 3  # states per record
+
+
+def counts(r):
+    return (r.states, r.transitions, r.depth, r.complete, sorted(r.violations), r.per_action_edges)
+
+
+def test_record_slices_cover_every_index_once():
+    assert T.record_slices(0, 3) == [slice(0, 0)]
+    covered = np.concatenate([np.arange(10)[s] for s in T.record_slices(10, 3)])
+    assert covered.tolist() == list(range(10)) and max(s.stop - s.start for s in T.record_slices(10, 3)) == 3
+
+
+def test_a_run_and_a_level_come_in_records_of_at_most_the_given_states():
+    from kreassign.checker.spark.packed_codec import PackedCodec
+
+    model = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
+    codec = PackedCodec(model)
+    states = list(explore(model, keep_graph=True).graph.states)[:20]
+    rows = codec.rows_of(np.array([codec.packed.pack(s) for s in states], dtype=np.int64))
+    hi, lo = codec.identities(rows)
+    level = T.Level(np.arange(20, dtype=np.int64), (hi, lo), rows)
+    runs = list(T.run_task(0, [(0, (T.LEVEL, (1, T.states_blob(level, False))))], False, TINY))
+    assert len(runs) == 7 and all(len(blob) <= 16 * TINY for _, (_, blob) in runs)
+    visited = T.DigestVisited([blob for _, (_, blob) in runs])
+    assert not visited.unknown(hi, lo).any()  # every state is in one of the runs
+
+
+@pytest.mark.parametrize("case", ["kraft packed", "anchor kernel"])
+def test_tiny_records_same_answers_as_the_embedded_engine(sc, case):
+    if case == "kraft packed":
+        model, options = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"]), {}
+    else:
+        model, options = anchor_model("N4_fail"), {"check_deadlock": True}
+    embedded = explore(model, **options)
+    spark = explore_spark(model, SparkOptions(warmup=False, record_states=TINY, **options), sc=sc)
+    assert counts(spark) == counts(embedded)
+    if case == "kraft packed":
+        assert {n: [str(a) for a, _ in v.path] for n, v in spark.violations.items()} == \
+            {n: [str(a) for a, _ in v.path] for n, v in embedded.violations.items()}
+
+
+def test_tiny_records_with_liveness_and_a_resumed_checkpoint(sc, tmp_path):
+    bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
+    factory = lambda p, b: build_model("reassignment", p, b)
+    embedded = check_model("kip455", bounds, factory=factory, out_dir=str(tmp_path / "e"))
+    spark = check_model("kip455", bounds, factory=factory, out_dir=str(tmp_path / "s"), engine="spark",
+                        explorer=spark_explorer(SparkOptions(record_states=TINY, warmup=False)))
+    assert {n: (v.status, v.length) for n, v in spark.properties.items()} == \
+        {n: (v.status, v.length) for n, v in embedded.properties.items()}
+    model = build_model("reassignment", "kip455", bounds)
+    part = explore_spark(model, SparkOptions(checkpoint_dir=str(tmp_path / "c"), max_depth=4, record_states=TINY,
+                                             warmup=False), sc=sc)
+    assert not part.complete
+    resumed = explore_spark(model, SparkOptions(resume_dir=str(tmp_path / "c"), record_states=TINY), sc=sc)
+    assert counts(resumed) == counts(explore(model))
