@@ -46,7 +46,7 @@ def simulate(mode: str, executors: int, failures: int, brokers: int = 5, rf: int
            "sometimes": [n for n, p in props.items() if p.kind == "sometimes"],
            "transition": [n for n, p in props.items() if p.kind == "transition"],
            "check_deadlock": False, "keep_graph": False, "keep_states": False, "save_states": False,
-           "task_timings": False, "record_states": 1 << 20}
+           "task_timings": False, "record_states": 1 << 18}
     replicas = [collections.OrderedDict() for _ in range(executors)]  # each executor's model cache
     T._MODELS = replicas[0]
     codec = T.runtime(job, recipe).codec

@@ -53,7 +53,7 @@ class SparkOptions:
     packed: bool = True
     #: the most states in one record (a level's states, a visited run, the candidates for one bucket,
     #: tasks.record_slices): a wide level is many records, not one array the JVM copies whole
-    record_states: int = 1 << 20
+    record_states: int = 1 << 18
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))

@@ -912,8 +912,9 @@ def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
     found[STATS][0]["executors"] = [executor_id()]
     _t("expand", len(new))
     for target, items in to.items():
-        yield pack_long(target)
-        yield _SERIALIZER.dumps(items)
+        for item in items:  # (one pickled batch per record: the JVM holds one record at a time, not a bucket's all)
+            yield pack_long(target)
+            yield _SERIALIZER.dumps([item])
     results.add({(job["level"], bucket, "expand"): found})
 
 
