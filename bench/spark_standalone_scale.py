@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded engine's run")
     parser.add_argument("--executor-memory", default="4g", help="spark.executor.memory (default 4g)")
     parser.add_argument("--worker-memory", default="5g", help="each worker's memory (default 5g)")
+    parser.add_argument("--storage", default="DISK_ONLY", help="spark.kreassign.storage: how the search's RDDs are "
+                        "cached (default DISK_ONLY: the executors' heaps hold only the records in flight)")
     parser.add_argument("--buckets", type=int, default=8, help="hash buckets (spark.kreassign.partitions; "
                         "default 8: four tasks per level on each worker, a quarter of its visited set each)")
     parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cluster up: {cluster.url}, 2 workers of 1 core", file=sys.stderr, flush=True)
             spark = ["--engine", "spark", "--master", cluster.url, "--conf", f"spark.executor.memory={args.executor_memory}",
                      "--conf", f"spark.driver.memory={args.driver_memory}",
-                     "--conf", f"spark.kreassign.partitions={args.buckets}"]
+                     "--conf", f"spark.kreassign.partitions={args.buckets}", "--conf", f"spark.kreassign.storage={args.storage}"]
             workers = [p.pid for p in cluster.processes[1:]]
             measured["spark, 2 workers"] = run(flags + spark, root / "spark.json", workers)
         if not args.no_embedded:

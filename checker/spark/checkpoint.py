@@ -95,11 +95,9 @@ class Checkpoints:
         self._read_levels(saved, levels)
         if [len(k) for k in search.level_keys] != meta["level_sizes"]:
             raise CheckpointError(f"{self.run_dir}: the level files do not match meta.json (sizes differ)")
-        from pyspark import StorageLevel
-
         history = self.rounds.shuffled(saved.filter(lambda r: r[0].startswith(T.STATES + ":")).flatMap(
             functools.partial(T.rebucket, buckets=ctx.buckets, int64=ctx.int64)))
-        history.persist(StorageLevel.MEMORY_AND_DISK)
+        history.persist(self.ctx.storage_level())
         self.stuck.keep(history)  # (every saved level's states, for liveness)
         if meta["done"]:
             return last, finished_level(), True, True

@@ -32,6 +32,7 @@ class RunContext:
     codec: Codec | None  # how states travel (None: no initial state)
     liveness: bool  # eventually properties classified on the executors: every level's states kept
     checkpointing: bool  # every level saved (a checkpoint directory, and states to save)
+    storage: str = "MEMORY_AND_DISK"  # the StorageLevel of the search's cached RDDs (options.storage)
     recipe_id: str = ""  # set by `ship`
     recipe_bc: Any = None  # the model's recipe, broadcast by `ship`
 
@@ -54,6 +55,10 @@ class RunContext:
                 check_codec(codec, inits)
         buckets = int(options.partitions or sc.getConf().get("spark.kreassign.partitions", "0") or 0) \
             or max(1, sc.defaultParallelism)
+        storage = options.storage or sc.getConf().get("spark.kreassign.storage", "MEMORY_AND_DISK")
+        if not storage.isupper() or not hasattr(_storage_levels(), storage):
+            raise ValueError(f"spark.kreassign.storage: {storage!r} is not a pyspark StorageLevel "
+                             "(MEMORY_AND_DISK, DISK_ONLY, MEMORY_ONLY, ...)")
         kernel = callable(getattr(model, "successor_arrays", None)) and callable(getattr(model, "action_of", None))
         return cls(
             sc=sc, model=model, options=options, buckets=buckets, properties=properties, kernel=kernel,
@@ -61,8 +66,12 @@ class RunContext:
             # (a graph on the driver serves liveness there; without `eventually` properties there is none)
             liveness=options.liveness and not options.keep_graph
             and any(p.kind == EVENTUALLY for p in properties.values()),
-            checkpointing=options.checkpoint_root is not None and codec is not None,
+            checkpointing=options.checkpoint_root is not None and codec is not None, storage=storage,
         )
+
+    def storage_level(self) -> Any:
+        """The StorageLevel every cached RDD of the search uses."""
+        return getattr(_storage_levels(), self.storage)
 
     @property
     def int64(self) -> bool:
@@ -99,6 +108,12 @@ class RunContext:
             "record_states": opts.record_states,
             **extra,
         }
+
+
+def _storage_levels() -> Any:
+    from pyspark import StorageLevel
+
+    return StorageLevel
 
 
 def _packed_path(model: Model, options: SparkOptions) -> bool:

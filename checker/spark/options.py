@@ -54,6 +54,9 @@ class SparkOptions:
     #: the most states in one record (a level's states, a visited run, the candidates for one bucket,
     #: tasks.record_slices): a wide level is many records, not one array the JVM copies whole
     record_states: int = 1 << 18
+    #: how the search's RDDs are cached (a pyspark.StorageLevel name; None: spark.kreassign.storage, else
+    #: MEMORY_AND_DISK). DISK_ONLY keeps the executors' heaps for the records in flight (the OS caches the files)
+    storage: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))

@@ -96,21 +96,19 @@ class Rounds:
         one more cached run of the bucket's visited set (`self.runs`), computed from the cached
         states by the next level's job. Lineage is kept (not cut): a lost executor's cached blocks
         and shuffle files are recomputed by Spark, deterministically (tasks are pure functions)."""
-        from pyspark import StorageLevel
-
         ctx = self.ctx
         results = ctx.sc.accumulator({}, T.Results())
         dedupe = functools.partial(T.dedupe_task, job=job, recipe=ctx.recipe_bc, prev_keys=prev_keys, results=results)
         if inputs.getNumPartitions() != ctx.buckets:  # a union that is not partitioner-aware: buckets mixed up
             raise RuntimeError(f"level {job['level']}: {inputs.getNumPartitions()} partitions for {ctx.buckets} buckets")
         states = inputs.mapPartitionsWithIndex(dedupe, preservesPartitioning=True)
-        states.persist(StorageLevel.MEMORY_AND_DISK)
+        states.persist(self.ctx.storage_level())
         output = None
         if job["mode"] != "count":
             expand = functools.partial(T.expand_task, job=job, recipe=ctx.recipe_bc, results=results)
             output = states.mapPartitionsWithIndex(expand)
             output._bypass_serializer = True  # the task writes PySpark's shuffle format itself
-            output.persist(StorageLevel.MEMORY_AND_DISK)
+            output.persist(self.ctx.storage_level())
             if add_run:
                 self.runs.append(self.visited_run(states))
         return SparkLevel(job["level"], states, output, results)
@@ -120,8 +118,6 @@ class Rounds:
         --max-states may fall): per bucket, `dedupe_task` (its new states cached with the bucket, as in
         `spark_level`) then `check_task` (their keys and findings, through the accumulator). `collect`
         runs it; `expand_checked` expands it when the cap did not fall in it."""
-        from pyspark import StorageLevel
-
         ctx = self.ctx
         cands = self.candidates(previous)
         keys_bc = ctx.sc.broadcast(self.search.level_keys[job["level"] - 1].tobytes())
@@ -132,7 +128,7 @@ class Rounds:
         results = ctx.sc.accumulator({}, T.Results())
         dedupe = functools.partial(T.dedupe_task, job=job, recipe=ctx.recipe_bc, prev_keys=keys_bc, results=results)
         states = inputs.mapPartitionsWithIndex(dedupe, preservesPartitioning=True)
-        states.persist(StorageLevel.MEMORY_AND_DISK)
+        states.persist(self.ctx.storage_level())
         check = functools.partial(check_task, job=job, recipe=ctx.recipe_bc, results=results)
         return SparkLevel(job["level"], states, states.mapPartitionsWithIndex(check), results, checked_only=True)
 
@@ -140,14 +136,12 @@ class Rounds:
                        checked: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         """Expand a level `dedupe_and_check` ran (one more job over its cached states, `expand_task` without
         checking them again); its records as `collect` gives them, with the findings `checked` reported."""
-        from pyspark import StorageLevel
-
         ctx = self.ctx
         results = ctx.sc.accumulator({}, T.Results())
         expand = functools.partial(T.expand_task, job={**job, "check": False}, recipe=ctx.recipe_bc, results=results)
         output = level.states.mapPartitionsWithIndex(expand)
         output._bypass_serializer = True  # the task writes PySpark's shuffle format itself
-        output.persist(StorageLevel.MEMORY_AND_DISK)
+        output.persist(self.ctx.storage_level())
         self.runs.append(self.visited_run(level.states))
         level.output, level.results, level.checked_only = output, results, False
         records = self.collect(level)
@@ -159,12 +153,10 @@ class Rounds:
 
     def visited_run(self, states: Any) -> Any:
         """The identities of a level's states, one sorted run per bucket (cached)."""
-        from pyspark import StorageLevel
-
         run = states.mapPartitionsWithIndex(functools.partial(T.run_task, int64=self.ctx.int64,
                                                                       most=self.ctx.options.record_states),
                                             preservesPartitioning=True)
-        run.persist(StorageLevel.MEMORY_AND_DISK)
+        run.persist(self.ctx.storage_level())
         return run
 
     def next_on_spark(self, previous: Any, job: dict[str, Any]) -> SparkLevel:
@@ -284,8 +276,6 @@ class Rounds:
         the buckets' visited runs, which become a cached run RDD)."""
         sc, buckets = self.ctx.sc, self.ctx.buckets
         if isinstance(level, DriverLevel):
-            from pyspark import StorageLevel
-
             runs, cands = [], []
             for b in range(buckets):
                 blobs = [v for _, (tag, v) in level.to[b] if tag == T.RUN]
@@ -294,7 +284,7 @@ class Rounds:
                     runs.append((b, (T.RUN, visited.merged())))
                 cands.extend(r for r in level.to[b] if r[1][0] == T.CANDIDATES)
             run = self.shuffled(sc.parallelize(runs, buckets))
-            run.persist(StorageLevel.MEMORY_AND_DISK)
+            run.persist(self.ctx.storage_level())
             self.runs = [run]
             return self.shuffled(sc.parallelize(cands, buckets))
         if self._jvm_classes is None:  # each lookup is a round trip to the JVM

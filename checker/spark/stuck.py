@@ -45,8 +45,6 @@ class StuckStates:
     def prepare(self) -> None:
         """For every `eventually` property, the states that reach a goal, by a distributed backward
         fixpoint (checker/spark/liveness.py), kept cached as runs until `classify` asks."""
-        from pyspark import StorageLevel
-
         ctx, rounds = self.ctx, self.rounds
         parts = list(self.level_states)
         if rounds.driver_states or not parts:
@@ -56,7 +54,7 @@ class StuckStates:
         edges = self.all_states.mapPartitionsWithIndex(functools.partial(SL.edges_task, job=job, recipe=ctx.recipe_bc))
         reverse = rounds.shuffled(edges).mapPartitionsWithIndex(
             functools.partial(SL.reverse_task, int64=ctx.int64), preservesPartitioning=True)
-        reverse.persist(StorageLevel.MEMORY_AND_DISK)
+        reverse.persist(self.ctx.storage_level())
         try:
             for prop in ctx.properties.values():
                 if prop.kind == EVENTUALLY:
@@ -66,8 +64,6 @@ class StuckStates:
 
     def _reaching(self, name: str, reverse: Any) -> list[Any]:
         """Cached runs of the states from which a goal of `name` is reachable (a BFS backwards from the goals)."""
-        from pyspark import StorageLevel
-
         ctx, sc = self.ctx, self.ctx.sc
         job = {**ctx.job(self.search.found, "liveness"), "property": name}
         cands = self.all_states.mapPartitionsWithIndex(
@@ -81,7 +77,7 @@ class StuckStates:
             new = inputs.mapPartitionsWithIndex(
                 functools.partial(SL.reach_task, int64=ctx.int64, results=counts, step=step),
                 preservesPartitioning=True)
-            new.persist(StorageLevel.MEMORY_AND_DISK)
+            new.persist(self.ctx.storage_level())
             runs.append(new)
             what = f"liveness of {name}, step {step}"
             sc.setJobDescription(f"kreassign: {what}")
