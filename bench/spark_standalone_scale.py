@@ -88,14 +88,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small configuration (a smoke run)")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded engine's run")
-    parser.add_argument("--executor-memory", default="4g", help="spark.executor.memory (default 4g)")
-    parser.add_argument("--worker-memory", default="5g", help="each worker's memory (default 5g)")
+    parser.add_argument("--executor-memory", help="spark.executor.memory (default 4g; 1g with --quick)")
+    parser.add_argument("--worker-memory", help="each worker's memory (default 5g; 2g with --quick)")
     parser.add_argument("--storage", default="DISK_ONLY", help="spark.kreassign.storage: how the search's RDDs are "
                         "cached (default DISK_ONLY: the executors' heaps hold only the records in flight)")
     parser.add_argument("--buckets", type=int, default=8, help="hash buckets (spark.kreassign.partitions; "
                         "default 8: four tasks per level on each worker, a quarter of its visited set each)")
     parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     args = parser.parse_args(argv)
+    args.executor_memory = args.executor_memory or ("1g" if args.quick else "4g")
+    args.worker_memory = args.worker_memory or ("2g" if args.quick else "5g")
     from kreassign.checker.spark.standalone import standalone_cluster
 
     flags = ["--profile", "kraft", *(QUICK if args.quick else LARGE), "--no-liveness", "--no-minimize", "--force"]

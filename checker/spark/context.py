@@ -18,6 +18,8 @@ from kreassign.checker.spark.recipes import model_recipe, recipe_id
 from kreassign.checker.spark.search import Found
 from kreassign.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES, TRANSITION
 
+from kreassign.errors import UsageError
+
 
 @dataclass
 class RunContext:
@@ -57,7 +59,7 @@ class RunContext:
             or max(1, sc.defaultParallelism)
         storage = options.storage or sc.getConf().get("spark.kreassign.storage", "MEMORY_AND_DISK")
         if not storage.isupper() or not hasattr(_storage_levels(), storage):
-            raise ValueError(f"spark.kreassign.storage: {storage!r} is not a pyspark StorageLevel "
+            raise UsageError(f"spark.kreassign.storage: {storage!r} is not a pyspark StorageLevel "
                              "(MEMORY_AND_DISK, DISK_ONLY, MEMORY_ONLY, ...)")
         kernel = callable(getattr(model, "successor_arrays", None)) and callable(getattr(model, "action_of", None))
         return cls(

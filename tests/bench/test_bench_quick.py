@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 #: modules of bench/ that other scripts import and that are not run on their own
-HELPERS = {"anchor_model.py"}
+HELPERS = {"anchor_model.py", "proc_tree.py"}
 
 #: script -> (lines its quick mode must print, as regular expressions; marks). Counts are pinned only where
 #: they are TLC's (anchor); elsewhere the lines say what the script cross-checks (same counts, same verdicts,
@@ -55,6 +55,8 @@ SCRIPTS: dict[str, tuple[list[str], tuple[pytest.MarkDecorator, ...]]] = {
                          r"0 row\(s\) differing"], (pytest.mark.spark,)),
     "spark_replicas.py": ([r"executors +buckets +states +situations tabulated",
                            r"2 +situation buckets \(after\) +[\d,]+ +[\d,]+ .* 1\.00x"], (pytest.mark.spark,)),
+    "spark_standalone_scale.py": ([r"engine +states +transitions +depth +exit .* same",
+                                   r"spark, 2 workers +[\d,]+ +[\d,]+ +\d+ +0 .* yes$"], (pytest.mark.spark,)),
     "spark_frontier.py": ([r"anchor N4_fail: 1,992 states, 15,648 transitions, depth 11",
                            r"\| level +\| new states +\| visited"], (pytest.mark.spark,)),
     "spark_driver_memory.py": ([r"kip455 .*: [\d,]+ states", r"\| distributed fixpoint \(after\) +\|"],

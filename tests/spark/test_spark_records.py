@@ -82,3 +82,17 @@ def test_tiny_records_with_liveness_and_a_resumed_checkpoint(sc, tmp_path):
     assert not part.complete
     resumed = explore_spark(model, SparkOptions(resume_dir=str(tmp_path / "c"), record_states=TINY), sc=sc)
     assert counts(resumed) == counts(explore(model))
+
+
+def test_disk_only_storage_same_answers_and_a_bad_level_is_named(sc):
+    """spark.kreassign.storage (SparkOptions.storage): DISK_ONLY caches every RDD of the search on the executors'
+    disks with the same answers; a name that is not a StorageLevel is a usage error (exit 2) naming the setting."""
+    from kreassign.errors import UsageError
+
+    model = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
+    spark = explore_spark(model, SparkOptions(warmup=False, storage="DISK_ONLY", record_states=TINY), sc=sc)
+    assert counts(spark) == counts(explore(model))
+    with pytest.raises(UsageError, match="spark.kreassign.storage: 'DISK_SOMETIMES' is not a pyspark StorageLevel"):
+        explore_spark(model, SparkOptions(storage="DISK_SOMETIMES"), sc=sc)
+    with pytest.raises(UsageError, match="is not a pyspark StorageLevel"):
+        explore_spark(model, SparkOptions(storage="__class__"), sc=sc)
