@@ -149,7 +149,6 @@ class PackedCodec(Codec):
         self._env_of: dict[int, int] = {}
         p = self.packed
         self.budget_mask = (1 << p.budget_total_bits) - 1
-        self.lm, self.em = (1 << p.local_bits) - 1, (1 << p.env_bits) - 1
 
     # -- fields: replica ids <-> fingerprints and contents
     def _grow(self) -> None:
