@@ -144,16 +144,9 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> Search:
         from kreassign.checker.spark.session import jvm_log_file, spark_conf
     except ModuleNotFoundError as e:
         raise InfraError(f"--engine spark: cannot import {e.name} (pip install 'kreassign[spark]')") from None
-    import os  # kreassign's own Spark variables are read here and travel in SparkOptions
-
-    buckets = os.environ.get("KREASSIGN_SPARK_PARTITIONS") or "0"
-    if not buckets.strip().isdigit():
-        raise UsageError(f"KREASSIGN_SPARK_PARTITIONS: expected a number of buckets, got {buckets!r}")
-    timings = bool(os.environ.get("KREASSIGN_SPARK_PROFILE"))  # each task's phases on stderr
     try:
         spark = SparkOptions(master=args.master, conf=spark_conf(args.conf), timeout=args.spark_timeout,
                              checkpoint_dir=args.checkpoint, resume_dir=args.resume,
-                             partitions=int(buckets) or None, task_timings=timings,
                              packed=not args.no_fast, jvm_stderr=jvm_log_file() if _json_alone(args) else None)
         return Search(engine=spark_explorer(options=spark), limits=options)
     except ValueError as e:

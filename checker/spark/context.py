@@ -35,6 +35,7 @@ class RunContext:
     liveness: bool  # eventually properties classified on the executors: every level's states kept
     checkpointing: bool  # every level saved (a checkpoint directory, and states to save)
     storage: str = "MEMORY_AND_DISK"  # the StorageLevel of the search's cached RDDs (options.storage)
+    task_timings: bool = False  # options.task_timings, or spark.kreassign.taskTimings=true
     recipe_id: str = ""  # set by `ship`
     recipe_bc: Any = None  # the model's recipe, broadcast by `ship`
 
@@ -55,8 +56,14 @@ class RunContext:
                     raise
                 codec = codec_for(model, inits[0], "json")  # e.g. a field typed Any
                 check_codec(codec, inits)
-        buckets = int(options.partitions or sc.getConf().get("spark.kreassign.partitions", "0") or 0) \
-            or max(1, sc.defaultParallelism)
+        conf = sc.getConf()
+        raw = (conf.get("spark.kreassign.partitions", "0") or "0").strip()
+        if not raw.isdigit():
+            raise UsageError(f"spark.kreassign.partitions: expected a number of buckets, got {raw!r}")
+        buckets = int(options.partitions or int(raw)) or max(1, sc.defaultParallelism)
+        timings = (conf.get("spark.kreassign.taskTimings", "false") or "false").strip().lower()
+        if timings not in ("true", "false"):
+            raise UsageError(f"spark.kreassign.taskTimings: expected true or false, got {timings!r}")
         storage = options.storage or sc.getConf().get("spark.kreassign.storage", "MEMORY_AND_DISK")
         if not storage.isupper() or not hasattr(_storage_levels(), storage):
             raise UsageError(f"spark.kreassign.storage: {storage!r} is not a pyspark StorageLevel "
@@ -69,6 +76,7 @@ class RunContext:
             liveness=options.liveness and not options.keep_graph
             and any(p.kind == EVENTUALLY for p in properties.values()),
             checkpointing=options.checkpoint_root is not None and codec is not None, storage=storage,
+            task_timings=options.task_timings or timings == "true",
         )
 
     def storage_level(self) -> Any:
@@ -106,7 +114,7 @@ class RunContext:
             "keep_graph": opts.keep_graph,
             "keep_states": opts.keep_graph or self.liveness or self.checkpointing,
             "save_states": self.checkpointing,
-            "task_timings": opts.task_timings,
+            "task_timings": self.task_timings,
             "record_states": opts.record_states,
             **extra,
         }

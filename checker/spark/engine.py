@@ -53,6 +53,7 @@ from kreassign.checker.spark.options import DEFAULT_OPTIONS, SparkOptions
 from kreassign.checker.spark.run import SparkRun
 from kreassign.checker.spark.session import (
     DEFAULT_MASTER,
+    DRIVER_MEMORY,
     SHELL_SETTINGS,
     check_reachable,
     defaults_file_keys,
@@ -68,12 +69,29 @@ from kreassign.interrupts import defer_inside, interrupt_pending
 # -- the session ---------------------------------------------------------------------------------
 
 
-def start_gateway(jvm_stderr: str | None = None) -> None:
+def launch_settings(conf: dict[str, str] | None = None) -> dict[str, str]:
+    """What a JVM kreassign starts must be given on its command line, not later: its heap. The caller's
+    spark.driver.memory (`--conf`), else DRIVER_MEMORY unless the user set one (spark-defaults.conf,
+    SPARK_DRIVER_MEMORY, --driver-memory in PYSPARK_SUBMIT_ARGS): in local mode that JVM is the executor
+    too, and Spark's own default of 1g runs out on the cached levels and liveness's reverse graph of a few
+    million states."""
+    given = (conf or {}).get("spark.driver.memory")
+    if given:
+        return {"spark.driver.memory": given}
+    if ("spark.driver.memory" in defaults_file_keys() or os.environ.get("SPARK_DRIVER_MEMORY")
+            or "--driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):
+        return {}
+    return {"spark.driver.memory": DRIVER_MEMORY}
+
+
+def start_gateway(jvm_stderr: str | None = None, conf: dict[str, str] | None = None) -> None:
     """The JVM: spark-submit's (it set PYSPARK_GATEWAY_PORT), or a new one, which reads
-    spark-defaults.conf. kreassign's quiet log4j2 file goes on its command line (SPARK_SUBMIT_OPTS,
-    added to the user's) unless the user has a log4j2 configuration of their own. `jvm_stderr`: a file
-    the new JVM's stderr is appended to instead of this process's (`--json` to a stdout stderr shares)."""
-    from pyspark import SparkContext
+    spark-defaults.conf and gets `launch_settings(conf)`. kreassign's quiet log4j2 file goes on its
+    command line (SPARK_SUBMIT_OPTS, added to the user's) unless the user has a log4j2 configuration of
+    their own. `jvm_stderr`: a file the new JVM's stderr is appended to instead of this process's
+    (`--json` to a stdout stderr shares)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
 
     if SparkContext._gateway is None and not os.environ.get("PYSPARK_GATEWAY_PORT"):
         conf_dir = os.environ.get("SPARK_CONF_DIR") or os.path.join(os.environ.get("SPARK_HOME", "/nonexistent"), "conf")
@@ -82,11 +100,13 @@ def start_gateway(jvm_stderr: str | None = None) -> None:
             os.environ["SPARK_SUBMIT_OPTS"] = f"{opts} -Dlog4j2.configurationFile=file:{log4j2_file()}".strip()
     before = _children()
     try:
-        if jvm_stderr is not None and SparkContext._gateway is None and not os.environ.get("PYSPARK_GATEWAY_PORT"):
-            from pyspark.java_gateway import launch_gateway
-
-            with open(jvm_stderr, "ab") as log:
-                SparkContext._ensure_initialized(gateway=launch_gateway(popen_kwargs={"stderr": log}))
+        if SparkContext._gateway is None and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+            launch = SparkConf(loadDefaults=False).setAll(list(launch_settings(conf).items()))
+            if jvm_stderr is not None:
+                with open(jvm_stderr, "ab") as log:
+                    SparkContext._ensure_initialized(gateway=launch_gateway(launch, popen_kwargs={"stderr": log}))
+            else:
+                SparkContext._ensure_initialized(gateway=launch_gateway(launch))
         SparkContext._ensure_initialized()  # (PySpark has no public call that starts the JVM alone)
     except KeyboardInterrupt:  # PySpark forgets the JVM it was starting, which would run on until it had started
         _end_started(_children() - before)
@@ -143,7 +163,7 @@ def resolve_conf(master: str | None = None, conf: dict[str, str] | None = None,
     from pyspark import SparkConf
 
     submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # (set by spark-submit, not by PySpark's launcher)
-    start_gateway()
+    start_gateway(conf=conf)
     user = SparkConf()  # now loaded from the JVM: spark-submit's arguments and spark-defaults.conf
 
     def user_set(key: str) -> bool:
@@ -205,7 +225,7 @@ def spark_context(options: SparkOptions = DEFAULT_OPTIONS) -> Any:
     if active is not None:
         return active
     if options.jvm_stderr is not None:
-        start_gateway(options.jvm_stderr)
+        start_gateway(options.jvm_stderr, dict(options.conf))
     return spark_session(options.master, conf=dict(options.conf), timeout=options.timeout).sparkContext
 
 
@@ -278,5 +298,13 @@ def explore_spark(model: Model, options: SparkOptions = DEFAULT_OPTIONS, *, sc: 
     return SparkRun(sc, model, options, level_log=level_log, run_info=run_info).run()
 
 
-__all__ = ["SparkExplorer", "explore_spark", "resolve_conf", "spark_context", "spark_explorer",
-           "spark_session", "start_gateway"]
+__all__ = [
+    "SparkExplorer",
+    "explore_spark",
+    "launch_settings",
+    "resolve_conf",
+    "spark_context",
+    "spark_explorer",
+    "spark_session",
+    "start_gateway",
+]

@@ -26,7 +26,7 @@ class SparkOptions:
     conf: Mapping[str, str] = field(default_factory=dict)  # read-only once built
     timeout: float | None = None  # s without any executor before giving up (--spark-timeout; None: 120)
     #: buckets the states are spread over (None: spark.kreassign.partitions, else the session's default
-    #: parallelism; `kreassign check` reads KREASSIGN_SPARK_PARTITIONS into it)
+    #: parallelism)
     partitions: int | None = None
     # checkpoints: every level kept in checkpoint_dir (--checkpoint); resume_dir continues the runs kept
     # there and keeps checkpointing into it (--resume)
@@ -44,7 +44,8 @@ class SparkOptions:
     watch: Callable[[int], str | None] | None = None
     liveness: bool = False  # stuck states classified on the executors (no graph on the driver)
     warmup: bool = True  # the first, small levels on the driver (False: every level on Spark)
-    task_timings: bool = False  # each task prints its phases' times on stderr (KREASSIGN_SPARK_PROFILE=1)
+    #: each task prints its phases' times on stderr (a development aid; also spark.kreassign.taskTimings=true)
+    task_timings: bool = False
     #: a file for the stderr of the JVM kreassign starts (None: this process's stderr); `kreassign check --json`
     #: sets it when stderr is stdout (`2>&1`), so that the JVM's own lines stay out of the JSON
     jvm_stderr: str | None = None

@@ -20,6 +20,8 @@ from kreassign.errors import InfraError, UsageError
 from kreassign.outputs import write_output
 
 DEFAULT_MASTER = "local[*]"  # when neither the caller nor spark-submit / spark-defaults.conf names one
+#: the heap of a JVM kreassign starts (engine.launch_settings), unless the user gives one
+DRIVER_MEMORY = "4g"
 #: seconds to wait for a first executor on a cluster (spark.kreassign.executorTimeout, --spark-timeout)
 EXECUTOR_TIMEOUT = 120.0
 
@@ -201,6 +203,6 @@ def spark_conf(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["DEFAULT_MASTER", "EXECUTOR_TIMEOUT", "LOG4J2", "SHELL_SETTINGS", "check_reachable",
+__all__ = ["DEFAULT_MASTER", "DRIVER_MEMORY", "EXECUTOR_TIMEOUT", "LOG4J2", "SHELL_SETTINGS", "check_reachable",
            "cluster_info", "defaults_file_keys", "executor_timeout", "executors", "jvm_log_file", "log4j2_file", "lost_executors",
            "session_settings", "spark_conf", "wait_for_executors"]

@@ -53,14 +53,33 @@ class StuckStates:
         job = ctx.job(self.search.found, "liveness")
         edges = self.all_states.mapPartitionsWithIndex(functools.partial(SL.edges_task, job=job, recipe=ctx.recipe_bc))
         reverse = rounds.shuffled(edges).mapPartitionsWithIndex(
-            functools.partial(SL.reverse_task, int64=ctx.int64), preservesPartitioning=True)
+            functools.partial(SL.reverse_task, int64=ctx.int64, most=ctx.options.record_states), preservesPartitioning=True)
         reverse.persist(self.ctx.storage_level())
         try:
-            for prop in ctx.properties.values():
-                if prop.kind == EVENTUALLY:
-                    self.live_runs[prop.name] = self._reaching(prop.name, reverse)
+            for group in self._same_goals([p.name for p in ctx.properties.values() if p.kind == EVENTUALLY]):
+                runs = self._reaching(group[0], reverse)
+                for name in group:
+                    self.live_runs[name] = runs
         finally:
             quietly(reverse.unpersist)
+
+    def _same_goals(self, names: list[str]) -> list[tuple[str, ...]]:
+        """The properties grouped by their goal states, compared exactly in every bucket (one job): each group
+        needs one fixpoint (kraft's reassignment_can_finish and _in_sync have the same goals)."""
+        if len(names) < 2:
+            return [tuple(names)]
+        ctx = self.ctx
+        job = {**ctx.job(self.search.found, "liveness"), "properties": names}
+        per_bucket = run_job(self.all_states.mapPartitionsWithIndex(
+            functools.partial(SL.same_goals_task, job=job, recipe=ctx.recipe_bc)).collect,
+            ctx.sc, "liveness: properties with the same goal states", ctx.options.timeout)
+        together = {name: set(names) for name in names}  # the names with the same goals in every bucket so far
+        for groups in per_bucket:
+            for group in groups:
+                for name in group:
+                    together[name] &= set(group)
+        return sorted({tuple(n for n in names if n in together[name]) for name in names},
+                      key=lambda g: names.index(g[0]))
 
     def _reaching(self, name: str, reverse: Any) -> list[Any]:
         """Cached runs of the states from which a goal of `name` is reachable (a BFS backwards from the goals)."""
@@ -75,7 +94,8 @@ class StuckStates:
                 raise RuntimeError(f"liveness: {inputs.getNumPartitions()} partitions for {ctx.buckets} buckets")
             counts = sc.accumulator({}, T.Results())
             new = inputs.mapPartitionsWithIndex(
-                functools.partial(SL.reach_task, int64=ctx.int64, results=counts, step=step),
+                functools.partial(SL.reach_task, int64=ctx.int64, results=counts, step=step,
+                                  most=ctx.options.record_states),
                 preservesPartitioning=True)
             new.persist(self.ctx.storage_level())
             runs.append(new)
@@ -85,7 +105,7 @@ class StuckStates:
             if not sum(counts.value.values()):
                 return runs
             cands = self.rounds.shuffled(sc.union([new, reverse]).mapPartitionsWithIndex(
-                functools.partial(SL.preds_task, int64=ctx.int64, buckets=ctx.buckets)))
+                functools.partial(SL.preds_task, int64=ctx.int64, buckets=ctx.buckets, most=ctx.options.record_states)))
         raise AssertionError("unreachable")
 
     def classify(self, prop: Any, findings: tuple[Any, ...] = (), want_findings: bool = True):
@@ -103,8 +123,9 @@ class StuckStates:
                              sc, f"liveness of {prop.name}: classifying the stuck states", ctx.options.timeout)
             quietly(spec.destroy)
         finally:
-            for run in runs:
-                quietly(run.unpersist)
+            if not any(other is runs for other in self.live_runs.values()):  # (a fixpoint properties share)
+                for run in runs:
+                    quietly(run.unpersist)
         best: dict[str, tuple[int, int]] = {}
         for name, level, key in firsts:
             best[name] = min(best.get(name, (level, key)), (level, key))

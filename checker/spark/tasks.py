@@ -654,7 +654,7 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
     if job["always"] or job["sometimes"]:
         always, _, some = packed.state_bits(values)
         for name in job["always"]:
-            bit = _bit_of(packed.always, name)
+            bit = bit_of(packed.always, name)
             held = packed.holds(packed.always_forms, bit, always)
             if held is None:  # the base fails there: the exact property decides (checker/packed/bfs.py)
                 bad = np.flatnonzero(((always >> bit) & 1) == 0)
@@ -663,7 +663,7 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
             if not held.all():
                 found.note_state(found.violations, name, int(keys[~held].min()))
         for name in job["sometimes"]:
-            hits = ((some >> _bit_of(packed.sometimes, name)) & 1).astype(bool)
+            hits = ((some >> bit_of(packed.sometimes, name)) & 1).astype(bool)
             if hits.any():
                 found.note_state(found.examples, name, int(keys[hits].min()))
     if not expand:
@@ -692,7 +692,7 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
             found.deadlock = int(keys[stuck].min())
     src = keys[pos] if len(pos) else EMPTY_I64
     for name in job["transition"]:
-        bit = _bit_of(packed.edge_props, name)
+        bit = bit_of(packed.edge_props, name)
         held = packed.holds(packed.edge_forms, bit, ok)
         if held is None:
             bad = np.flatnonzero(((ok >> bit) & 1) == 0)
@@ -709,7 +709,7 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
     return codec.identities(rows), best, rows, ([], [], [], [])
 
 
-def _bit_of(props: Any, name: str) -> int:
+def bit_of(props: Any, name: str) -> int:
     for bit, p in enumerate(props):
         if p.name == name:
             return bit

@@ -107,3 +107,40 @@ def test_check_model_verdicts_with_distributed_liveness(sc, tmp_path):
                         explorer=spark_explorer(), engine="spark")
     assert {n: (v.status, v.length) for n, v in spark.properties.items()} == \
         {n: (v.status, v.length) for n, v in embedded.properties.items()}
+
+
+class TwoGoals(Trap):
+    """Trap with three `eventually` properties: two with the same goal (2), one with others (4 to 7, which
+    every state but 2 reaches: its one stuck state is 2, not the dead end 5)."""
+
+    def properties(self):
+        return [Property.eventually("reaches_two", lambda s: s == 2),
+                Property.eventually("reaches_two_too", lambda s: s == 2),
+                Property.eventually("reaches_four", lambda s: s in (4, 5, 6, 7))]
+
+
+def _two_goals(sc):
+    model = TwoGoals(False)
+    graph = explore(model, keep_graph=True).graph
+    spark = explore_spark(model, SparkOptions(warmup=False, liveness=True), sc=sc)
+    live = dict(spark.classify_stuck.__self__.stuck.live_runs)
+    expected = {p.name: _classify_stuck(graph, p, (), True) for p in model.properties()}
+    got = {p.name: spark.classify_stuck(p, (), True) for p in model.properties()}
+    return live, {n: (e.unexpected, e.findings) for n, e in expected.items()}, got
+
+
+def test_properties_with_the_same_goals_share_one_fixpoint(sc):
+    live, expected, got = _two_goals(sc)
+    assert live["reaches_two"] is live["reaches_two_too"] is not live["reaches_four"]
+    assert got == expected
+    assert got["reaches_two"] != got["reaches_four"]
+
+
+def test_one_fixpoint_for_different_goals_is_caught(sc, monkeypatch):
+    """The broken variant: every property in one group (the first one's goals for all)."""
+    from kreassign.checker.spark.stuck import StuckStates
+
+    monkeypatch.setattr(StuckStates, "_same_goals", lambda self, names: [tuple(names)] if names else [])
+    _, expected, got = _two_goals(sc)
+    assert got["reaches_two"] == expected["reaches_two"]
+    assert got["reaches_four"] != expected["reaches_four"]

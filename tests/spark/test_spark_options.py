@@ -46,3 +46,26 @@ def test_the_explorer_declares_what_it_records():
     assert isinstance(explorer, SparkExplorer) and explorer.options.master == "local[2]"
     assert (explorer.engine, explorer.runs) == ("spark", [])
     assert {f.name for f in dataclasses.fields(SparkExplorer)} == {"options", "engine", "runs"}
+
+
+def test_a_jvm_kreassign_starts_gets_its_heap_on_the_command_line(tmp_path, monkeypatch):
+    """engine.launch_settings: the caller's spark.driver.memory, else kreassign's DRIVER_MEMORY, unless the
+    user set one where Spark's launcher reads it (spark-defaults.conf, SPARK_DRIVER_MEMORY, PYSPARK_SUBMIT_ARGS)."""
+    from kreassign.checker.spark.engine import launch_settings
+    from kreassign.checker.spark.session import DRIVER_MEMORY
+
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("SPARK_DRIVER_MEMORY", raising=False)
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    assert launch_settings() == {"spark.driver.memory": DRIVER_MEMORY}
+    assert launch_settings({"spark.driver.memory": "7g"}) == {"spark.driver.memory": "7g"}
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g pyspark-shell")
+    assert launch_settings() == {}
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS")
+    monkeypatch.setenv("SPARK_DRIVER_MEMORY", "3g")
+    assert launch_settings() == {}
+    monkeypatch.delenv("SPARK_DRIVER_MEMORY")
+    (tmp_path / "spark-defaults.conf").write_text("# mine\nspark.driver.memory 3g\n")
+    assert launch_settings() == {}
+    assert launch_settings({"spark.driver.memory": "7g"}) == {"spark.driver.memory": "7g"}  # --conf wins
+

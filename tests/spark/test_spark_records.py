@@ -23,6 +23,7 @@ pytest.importorskip("pyspark")
 from kreassign.checker.spark import tasks as T
 from kreassign.checker.spark.engine import explore_spark, spark_explorer
 from kreassign.checker.spark.options import SparkOptions
+from kreassign.checker.spark.search import Found
 
 pytestmark = pytest.mark.spark
 
@@ -96,3 +97,27 @@ def test_disk_only_storage_same_answers_and_a_bad_level_is_named(sc):
         explore_spark(model, SparkOptions(storage="DISK_SOMETIMES"), sc=sc)
     with pytest.raises(UsageError, match="is not a pyspark StorageLevel"):
         explore_spark(model, SparkOptions(storage="__class__"), sc=sc)
+
+
+def test_kreassign_settings_from_the_session_conf_are_checked(sc):
+    """spark.kreassign.partitions and spark.kreassign.taskTimings (`kreassign check --conf ...`, the only way
+    the CLI sets them): read from the session into the run's context; a bad value is a usage error naming it."""
+    from kreassign.checker.spark.context import RunContext
+
+    from kreassign.errors import UsageError
+
+    model = build_model("reassignment", "kip455", Bounds(brokers=3, rf=2, reassigns=1))
+    conf = sc._conf  # the running context's own (getConf() is a copy)
+    try:
+        conf.set("spark.kreassign.partitions", "3").set("spark.kreassign.taskTimings", "TRUE")
+        ctx = RunContext.build(sc, model, SparkOptions())
+        assert (ctx.buckets, ctx.task_timings) == (3, True)
+        assert ctx.job(Found(), "full")["task_timings"] is True
+        conf.set("spark.kreassign.partitions", "three")
+        with pytest.raises(UsageError, match="spark.kreassign.partitions: expected a number of buckets, got 'three'"):
+            RunContext.build(sc, model, SparkOptions())
+        conf.set("spark.kreassign.partitions", "0").set("spark.kreassign.taskTimings", "sometimes")
+        with pytest.raises(UsageError, match="spark.kreassign.taskTimings: expected true or false, got 'sometimes'"):
+            RunContext.build(sc, model, SparkOptions())
+    finally:
+        conf.set("spark.kreassign.partitions", "0").set("spark.kreassign.taskTimings", "false")

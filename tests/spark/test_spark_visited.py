@@ -75,3 +75,31 @@ def test_int_membership_is_exact_searched_or_merged():
         visited = T.IntVisited(runs)
         assert np.array_equal(visited.unknown(probe), want)
         assert (len(visited.runs) == 1) == (n > 6)
+
+
+def test_liveness_locate_is_exact_with_shared_high_halves():
+    """liveness._locate / _unique (the backward fixpoint's runs, reverse targets, stuck states): each value's
+    position in a sorted distinct run, or -1, against a dict oracle, on digests whose high halves are shared and
+    on int64; `_unique` of a column full of duplicates is the sorted set. The broken variant, the first entry
+    with the value's high half only (no scan), loses members."""
+    from kreassign.checker.spark import liveness as SL
+
+    rng = np.random.default_rng(5)
+    runs, seen = _digest_runs(rng, [5000])
+    hi, lo = T.split_digests(runs[0])
+    run = SL._unique(SL._digest_column(np.concatenate([hi, hi[:999]]), np.concatenate([lo, lo[:999]])))
+    assert len(run) == len(seen) and [tuple(x) for x in run.tolist()] == sorted(seen)
+    where = {tuple(x): i for i, x in enumerate(run.tolist())}
+    phi, plo = _probe(rng, seen, 8000)
+    values = SL._digest_column(phi, plo)[rng.permutation(len(phi))]  # (values need not be sorted)
+    want = np.array([where.get(tuple(x), -1) for x in values.tolist()])
+    got = SL._locate(run, values)
+    assert np.array_equal(got, want) and 0 < (want >= 0).sum() < len(want)
+    at = np.minimum(np.searchsorted(run["hi"], values["hi"]), len(run) - 1)
+    first_only = np.where((run["hi"][at] == values["hi"]) & (run["lo"][at] == values["lo"]), at, -1)
+    assert not np.array_equal(first_only, want)
+
+    ints = SL._unique(rng.integers(0, 5000, size=6000))
+    probe = rng.integers(0, 10000, size=3000)
+    index = {v: i for i, v in enumerate(ints.tolist())}
+    assert np.array_equal(SL._locate(ints, probe), [index.get(v, -1) for v in probe.tolist()])

@@ -255,7 +255,7 @@ CLI_LAYER = ("checker/cli/", "kreassign/")
 #: variables other programs define, which the code that starts or finds those programs reads where it needs
 #: them (they describe the machine, they carry no kreassign switch): JDK, XDG base directories, Spark
 FOREIGN_VARIABLES = {"JAVA_HOME", "XDG_CACHE_HOME", "SPARK_HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS",
-                     "PYSPARK_GATEWAY_PORT", "PYSPARK_PYTHON"}
+                     "PYSPARK_GATEWAY_PORT", "PYSPARK_PYTHON", "PYSPARK_SUBMIT_ARGS", "SPARK_DRIVER_MEMORY"}
 
 
 def environ_reads(path: Path) -> list[tuple[int, str]]:
