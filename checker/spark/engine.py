@@ -53,7 +53,8 @@ from kreassign.checker.spark.options import DEFAULT_OPTIONS, SparkOptions
 from kreassign.checker.spark.run import SparkRun
 from kreassign.checker.spark.session import (
     DEFAULT_MASTER,
-    DRIVER_MEMORY,
+    DRIVER_DEFAULTS,
+    LAUNCH_KEYS,
     SHELL_SETTINGS,
     check_reachable,
     defaults_file_keys,
@@ -70,18 +71,22 @@ from kreassign.interrupts import defer_inside, interrupt_pending
 
 
 def launch_settings(conf: dict[str, str] | None = None) -> dict[str, str]:
-    """What a JVM kreassign starts must be given on its command line, not later: its heap. The caller's
-    spark.driver.memory (`--conf`), else DRIVER_MEMORY unless the user set one (spark-defaults.conf,
-    SPARK_DRIVER_MEMORY, --driver-memory in PYSPARK_SUBMIT_ARGS): in local mode that JVM is the executor
-    too, and Spark's own default of 1g runs out on the cached levels and liveness's reverse graph of a few
-    million states."""
-    given = (conf or {}).get("spark.driver.memory")
-    if given:
-        return {"spark.driver.memory": given}
-    if ("spark.driver.memory" in defaults_file_keys() or os.environ.get("SPARK_DRIVER_MEMORY")
-            or "--driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):
-        return {}
-    return {"spark.driver.memory": DRIVER_MEMORY}
+    """What a JVM kreassign starts must be given on its command line, not later (Spark applies nothing of it
+    once the JVM runs): the caller's driver settings among LAUNCH_KEYS (`--conf`), and kreassign's
+    DRIVER_DEFAULTS for those the user set nowhere Spark's launcher reads (spark-defaults.conf,
+    SPARK_DRIVER_MEMORY, PYSPARK_SUBMIT_ARGS). In local mode that JVM is the executor too: Spark's default
+    heap of 1g runs out on the cached levels and liveness's reverse graph of a few million states, and its
+    optimizing JIT compiler spends more CPU than it saves on a run of minutes (bench/spark_packed.py)."""
+    conf = conf or {}
+    settings = {k: conf[k] for k in LAUNCH_KEYS if conf.get(k)}
+    mine = defaults_file_keys()
+    submit_args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    elsewhere = {"spark.driver.memory": bool(os.environ.get("SPARK_DRIVER_MEMORY")) or "--driver-memory" in submit_args,
+                 "spark.driver.extraJavaOptions": "--driver-java-options" in submit_args}
+    for key, value in DRIVER_DEFAULTS.items():
+        if key not in settings and key not in mine and not elsewhere[key]:
+            settings[key] = value
+    return settings
 
 
 def start_gateway(jvm_stderr: str | None = None, conf: dict[str, str] | None = None) -> None:

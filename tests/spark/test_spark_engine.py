@@ -248,11 +248,14 @@ def test_packable_models_take_the_packed_path(sc):
     assert RunContext.build(sc, zk, SparkOptions()).codec.name == "struct"
 
 
-def test_the_local_session_jvm_has_kreassigns_heap(sc):
-    """The tests' session was started by spark_session with no heap given: its JVM (local mode: the executor
-    too) got DRIVER_MEMORY at launch, not Spark's 1g (a setting applied after launch would not change -Xmx)."""
-    from kreassign.checker.spark.session import DRIVER_MEMORY
+def test_the_local_session_jvm_has_kreassigns_heap_and_jit(sc):
+    """The tests' session was started by spark_session with no driver settings given: its JVM (local mode: the
+    executor too) got DRIVER_MEMORY and DRIVER_JAVA_OPTIONS at launch, not Spark's 1g and both JIT compilers (a
+    setting applied after launch would change neither)."""
+    from kreassign.checker.spark.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 
     assert DRIVER_MEMORY.endswith("g")
     most = sc._jvm.java.lang.Runtime.getRuntime().maxMemory()
     assert most > 0.9 * int(DRIVER_MEMORY[:-1]) * 2**30
+    jvm_args = list(sc._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert DRIVER_JAVA_OPTIONS in jvm_args

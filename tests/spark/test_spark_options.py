@@ -48,24 +48,28 @@ def test_the_explorer_declares_what_it_records():
     assert {f.name for f in dataclasses.fields(SparkExplorer)} == {"options", "engine", "runs"}
 
 
-def test_a_jvm_kreassign_starts_gets_its_heap_on_the_command_line(tmp_path, monkeypatch):
-    """engine.launch_settings: the caller's spark.driver.memory, else kreassign's DRIVER_MEMORY, unless the
-    user set one where Spark's launcher reads it (spark-defaults.conf, SPARK_DRIVER_MEMORY, PYSPARK_SUBMIT_ARGS)."""
+def test_a_jvm_kreassign_starts_gets_its_driver_settings_on_the_command_line(tmp_path, monkeypatch):
+    """engine.launch_settings: the caller's driver settings Spark reads only at launch, else kreassign's
+    DRIVER_DEFAULTS (heap, C1 JIT), each unless the user set it where Spark's launcher reads it
+    (spark-defaults.conf, SPARK_DRIVER_MEMORY, PYSPARK_SUBMIT_ARGS)."""
     from kreassign.checker.spark.engine import launch_settings
-    from kreassign.checker.spark.session import DRIVER_MEMORY
+    from kreassign.checker.spark.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 
+    memory, options = "spark.driver.memory", "spark.driver.extraJavaOptions"
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
     monkeypatch.delenv("SPARK_DRIVER_MEMORY", raising=False)
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
-    assert launch_settings() == {"spark.driver.memory": DRIVER_MEMORY}
-    assert launch_settings({"spark.driver.memory": "7g"}) == {"spark.driver.memory": "7g"}
+    assert launch_settings() == {memory: DRIVER_MEMORY, options: DRIVER_JAVA_OPTIONS}
+    given = {memory: "7g", options: "-Xss4m", "spark.driver.extraClassPath": "/x.jar", "spark.ui.enabled": "true"}
+    assert launch_settings(given) == {k: v for k, v in given.items() if k != "spark.ui.enabled"}
     monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g pyspark-shell")
-    assert launch_settings() == {}
+    assert launch_settings() == {options: DRIVER_JAVA_OPTIONS}
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xss4m pyspark-shell")
+    assert launch_settings() == {memory: DRIVER_MEMORY}
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS")
     monkeypatch.setenv("SPARK_DRIVER_MEMORY", "3g")
-    assert launch_settings() == {}
+    assert launch_settings() == {options: DRIVER_JAVA_OPTIONS}
     monkeypatch.delenv("SPARK_DRIVER_MEMORY")
-    (tmp_path / "spark-defaults.conf").write_text("# mine\nspark.driver.memory 3g\n")
+    (tmp_path / "spark-defaults.conf").write_text("# mine\nspark.driver.memory 3g\nspark.driver.extraJavaOptions -Xss4m\n")
     assert launch_settings() == {}
-    assert launch_settings({"spark.driver.memory": "7g"}) == {"spark.driver.memory": "7g"}  # --conf wins
-
+    assert launch_settings({memory: "7g"}) == {memory: "7g"}  # --conf wins
