@@ -85,6 +85,10 @@ def _locate(run: np.ndarray, values: np.ndarray) -> np.ndarray:
     n = len(run)
     if not n or not len(values):
         return out
+    order = T.search_order(values if values.dtype.names is None else values["hi"])
+    if order is not None:  # (sorted keys walk the run once: tasks.search_order)
+        out[order] = _locate(run, values[order])
+        return out
     if run.dtype.names is None:
         at = np.searchsorted(run, values)
         inside = np.flatnonzero(at < n)
