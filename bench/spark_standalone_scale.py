@@ -5,6 +5,8 @@
     python bench/spark_standalone_scale.py --quick         # --partitions 2 --brokers 4 --rf 2 --failures 1: a smoke run
     python bench/spark_standalone_scale.py --no-embedded   # the cluster run alone
     python bench/spark_standalone_scale.py --executor-memory 6g --worker-memory 7g --buckets 4
+    python bench/spark_standalone_scale.py --medium --one-worker-too   # --partitions 2 --brokers 5 --rf 3
+                                                           #   --failures 1 (2,982,186 states) on one worker, then two
 
 Starts a master and two workers of one core each on 127.0.0.1 (checker/spark/standalone.py: stopped when the
 script ends, also on failure and Ctrl-C), then runs `kreassign check --engine spark --master spark://...
@@ -33,6 +35,7 @@ from proc_tree import POLL, TreeMeter
 
 LARGE = ["--partitions", "3", "--brokers", "5", "--rf", "3", "--failures", "1", "--cancels", "2"]
 QUICK = ["--partitions", "2", "--brokers", "4", "--rf", "2", "--failures", "1"]
+MEDIUM = ["--partitions", "2", "--brokers", "5", "--rf", "3", "--failures", "1"]
 
 
 def run(args: list[str], out: Path, extra_roots: list[int]) -> dict:
@@ -87,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small configuration (a smoke run)")
+    parser.add_argument("--medium", action="store_true", help=f"a medium configuration ({' '.join(MEDIUM)})")
+    parser.add_argument("--one-worker-too", action="store_true", help="also on a cluster of one worker of one core "
+                        "(first), and the ratio of the wall times")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded engine's run")
     parser.add_argument("--executor-memory", help="spark.executor.memory (default 4g; 1g with --quick)")
     parser.add_argument("--worker-memory", help="each worker's memory (default 5g; 2g with --quick)")
@@ -100,17 +106,22 @@ def main(argv: list[str] | None = None) -> int:
     args.worker_memory = args.worker_memory or ("2g" if args.quick else "5g")
     from kreassign.checker.spark.standalone import standalone_cluster
 
-    flags = ["--profile", "kraft", *(QUICK if args.quick else LARGE), "--no-liveness", "--no-minimize", "--force"]
+    config = QUICK if args.quick else MEDIUM if args.medium else LARGE
+    flags = ["--profile", "kraft", *config, "--no-liveness", "--no-minimize", "--force"]
     rows, measured = [], {}
     with tempfile.TemporaryDirectory(prefix="kreassign-standalone-") as tmp:
         root = Path(tmp)
-        with standalone_cluster(root / "cluster", os.environ, workers=2, cores=1, memory=args.worker_memory) as cluster:
-            print(f"cluster up: {cluster.url}, 2 workers of 1 core", file=sys.stderr, flush=True)
-            spark = ["--engine", "spark", "--master", cluster.url, "--conf", f"spark.executor.memory={args.executor_memory}",
-                     "--conf", f"spark.driver.memory={args.driver_memory}",
-                     "--conf", f"spark.kreassign.partitions={args.buckets}", "--conf", f"spark.kreassign.storage={args.storage}"]
-            workers = [p.pid for p in cluster.processes[1:]]
-            measured["spark, 2 workers"] = run(flags + spark, root / "spark.json", workers)
+        for n in ([1, 2] if args.one_worker_too else [2]):
+            with standalone_cluster(root / f"cluster{n}", os.environ, workers=n, cores=1,
+                                    memory=args.worker_memory) as cluster:
+                print(f"cluster up: {cluster.url}, {n} worker(s) of 1 core", file=sys.stderr, flush=True)
+                spark = ["--engine", "spark", "--master", cluster.url,
+                         "--conf", f"spark.executor.memory={args.executor_memory}",
+                         "--conf", f"spark.driver.memory={args.driver_memory}",
+                         "--conf", f"spark.kreassign.partitions={args.buckets}",
+                         "--conf", f"spark.kreassign.storage={args.storage}"]
+                workers = [p.pid for p in cluster.processes[1:]]
+                measured[f"spark, {n} worker{'s' if n > 1 else ''}"] = run(flags + spark, root / f"spark{n}.json", workers)
         if not args.no_embedded:
             measured["embedded"] = run(flags, root / "embedded.json", [])
     want = answers(measured["embedded"]["report"]) if "embedded" in measured else None
@@ -125,10 +136,13 @@ def main(argv: list[str] | None = None) -> int:
                      "—" if want is None else ("yes" if got == want else "NO")])
         if "error" in m["report"]:
             print(f"{engine}: {m['report']['error']}", file=sys.stderr)
-    print(f"kraft {' '.join(QUICK if args.quick else LARGE)}, --no-liveness")
+    print(f"kraft {' '.join(config)}, --no-liveness")
     print(tabulate(rows, headers=["engine", "states", "transitions", "depth", "exit", "wall s", "CPU-s",
                                   "states/CPU-s", "driver peak MiB", "workers peak MiB", "bytes/state", "same"],
                    disable_numparse=True))
+    if args.one_worker_too:
+        one, two = measured["spark, 1 worker"]["wall"], measured["spark, 2 workers"]["wall"]
+        print(f"1 worker wall / 2 workers wall: {one / two:.2f}")
     return 0
 
 
