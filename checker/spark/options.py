@@ -58,6 +58,9 @@ class SparkOptions:
     #: how the search's RDDs are cached (a pyspark.StorageLevel name; None: spark.kreassign.storage, else
     #: MEMORY_AND_DISK). DISK_ONLY keeps the executors' heaps for the records in flight (the OS caches the files)
     storage: str | None = None
+    #: a level's discovery keys (8 bytes a state, the driver's) go to a memory-mapped file once the next level is
+    #: found if it has at least this many (None: never): the driver then holds the keys of its last level only
+    spill_keys: int | None = 1 << 20
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))

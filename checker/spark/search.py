@@ -1,14 +1,17 @@
 """The search so far, on the driver: each level's discovery keys, the counts, the findings.
 
-The driver keeps 8 bytes per state: each level's sorted discovery keys (checker/spark/tasks.py),
-which are the BFS tree, so paths are rebuilt from them (checker/spark/results.py). Findings are
-discovery keys too (`Found`); `absorb` folds one level's results in, as the embedded engine
-would have met them.
+The driver keeps each level's sorted discovery keys (checker/spark/tasks.py), 8 bytes a state, which
+are the BFS tree, so paths are rebuilt from them (checker/spark/results.py); a large level's keys move
+to a memory-mapped file of a temporary directory once the next level is found (SparkOptions.spill_keys),
+so the driver's memory follows the widest level, not the whole search. Findings are discovery keys too
+(`Found`); `absorb` folds one level's results in, as the embedded engine would have met them.
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +57,7 @@ class SearchSoFar:
     # with keep_graph: per level, the buckets' state blobs and edge blobs
     graph_states: list[list[tuple[bytes, ...]]] = field(default_factory=list)
     graph_edges: list[list[tuple[bytes, ...]]] = field(default_factory=list)
+    spilled: Any = None  # the temporary directory of the keys' files (removed with this object, or at exit)
 
     def complete(self, done: bool) -> bool:
         """Did a search that reached its end (`done`) explore everything?"""
@@ -69,6 +73,17 @@ class SearchSoFar:
         self.states, self.transitions, self.depth = meta["states"], meta["transitions"], meta["depth"]
         self.kinds = dict(meta["kinds"])
         self.found = Found.from_json(meta["found"])
+
+    def _spill(self, level: int) -> None:
+        """Level `level`'s keys to a memory-mapped file (read back page by page when a path needs them)."""
+        keys, most = self.level_keys[level], self.options.spill_keys
+        if most is None or len(keys) < most or isinstance(keys, np.memmap):
+            return
+        if self.spilled is None:
+            self.spilled = tempfile.TemporaryDirectory(prefix="kreassign-keys-")
+        path = Path(self.spilled.name) / f"level-{level}.npy"
+        np.save(path, keys)
+        self.level_keys[level] = np.load(path, mmap_mode="r")
 
     def absorb(self, level: int, results: list[tuple[str, Any]]) -> tuple[bool, bool]:
         """Fold one level's results into the search; return (stop, done)."""
@@ -88,6 +103,8 @@ class SearchSoFar:
                 return True, False
             threshold = int(keys[-1])
         self.level_keys.append(keys)
+        if len(self.level_keys) > 1:
+            self._spill(len(self.level_keys) - 2)  # (the last level's keys are broadcast to the next level)
         self.states += len(keys)
         self.depth += 1
         for table, part in ((self.found.violations, "violations"), (self.found.examples, "examples")):
