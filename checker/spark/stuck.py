@@ -67,7 +67,7 @@ class StuckStates:
         """The properties grouped by their goal states, compared exactly in every bucket (one job): each group
         needs one fixpoint (kraft's reassignment_can_finish and _in_sync have the same goals)."""
         if len(names) < 2:
-            return [tuple(names)]
+            return [tuple(names)] if names else []
         ctx = self.ctx
         job = {**ctx.job(self.search.found, "liveness"), "properties": names}
         per_bucket = run_job(self.all_states.mapPartitionsWithIndex(
