@@ -147,9 +147,12 @@ def test_spilled_level_keys_give_the_same_paths_and_leave_nothing_behind(sc):
     gc.collect()
     assert not os.path.exists(folder)
 
-    default = SparkRun(sc, model, SparkOptions(warmup=False))
-    default.run()
-    assert default.search.spilled is None and not any(isinstance(k, np.memmap) for k in default.search.level_keys)
+    from kreassign.checker.spark.search import SearchSoFar
+
+    default = SearchSoFar(SparkOptions())  # the default threshold (2**20 keys): these small levels stay in memory
+    default.level_keys = [np.arange(5000, dtype=np.int64), np.arange(3, dtype=np.int64)]
+    default._spill(0)
+    assert default.spilled is None and not isinstance(default.level_keys[0], np.memmap)
 
 
 def test_a_spill_that_loses_the_key_order_is_caught(sc, monkeypatch):
