@@ -22,6 +22,7 @@ import time
 import tracemalloc
 from dataclasses import replace
 
+import numpy as np
 from kreassign.checker.check.suite import DEFAULT_SUITE
 from kreassign.checker.explore.bfs import explore
 from kreassign.checker.models.registry import build_model
@@ -44,7 +45,7 @@ def measured(sc, model, options: SparkOptions):
     gc.collect()
     retained, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    spilled = sum(1 for k in run.search.level_keys if type(k).__name__ == "memmap")
+    spilled = sum(1 for k in run.search.level_keys if isinstance(k, np.memmap))
     return answers(result), peak, retained, seconds, spilled
 
 

@@ -39,6 +39,7 @@ to the process environment tests/unit/test_layout.py allows checker/, in this fi
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sys
@@ -109,15 +110,38 @@ def start_gateway(jvm_stderr: str | None = None, conf: dict[str, str] | None = N
             launch = SparkConf(loadDefaults=False).setAll(list(launch_settings(conf).items()))
             if jvm_stderr is not None:
                 with open(jvm_stderr, "ab") as log:
-                    SparkContext._ensure_initialized(gateway=launch_gateway(launch, popen_kwargs={"stderr": log}))
+                    gateway = launch_gateway(launch, popen_kwargs={"stderr": log})
             else:
-                SparkContext._ensure_initialized(gateway=launch_gateway(launch))
+                gateway = launch_gateway(launch)
+            atexit.register(_end_jvm, gateway.proc)
+            SparkContext._ensure_initialized(gateway=gateway)
         SparkContext._ensure_initialized()  # (PySpark has no public call that starts the JVM alone)
     except KeyboardInterrupt:  # PySpark forgets the JVM it was starting, which would run on until it had started
         _end_started(_children() - before)
         raise
     except Exception as e:  # noqa: BLE001 - Java missing, JAVA_HOME wrong, a broken installation
         raise InfraError(f"Spark: cannot start the JVM ({type(e).__name__}: {first_line(e)})") from None
+
+
+def _end_jvm(proc: Any, seconds: float = 15.0) -> None:
+    """At exit: the JVM this process started ends before it does. The JVM ends itself when its stdin closes
+    (PySpark's launcher), but only once it notices, a second or two after this process is gone: stop the
+    session, close it and wait, then kill the JVM if it does not end in `seconds`."""
+    import subprocess
+
+    if proc.poll() is not None:
+        return
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:  # stopped first: its accumulator server ends before the JVM closes the connection
+        quietly(active.stop)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _end_started({proc.pid})
 
 
 def _children(parent: int | None = None) -> set[int]:

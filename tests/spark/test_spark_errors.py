@@ -64,3 +64,41 @@ def test_errors_name_the_java_exception_its_cause_and_the_stage():
 def test_engine_bugs_keep_their_traceback():
     with pytest.raises(KeyError):
         jobs.run_job(lambda: {}["x"])
+
+
+@pytest.mark.spark
+def test_a_bad_kreassign_setting_exits_2_and_the_jvm_the_run_started_is_gone(tmp_path):
+    """`kreassign check --engine spark --conf spark.kreassign.partitions=x`: the JVM starts, the setting is read
+    from the session and refused (exit 2, one line naming it), and the JVM is gone when the process has exited
+    (engine._end_jvm; PySpark's JVM used to outlive it by a second or two). The JVM is found by a marker on its
+    command line (SPARK_SUBMIT_OPTS, which kreassign extends, never replaces)."""
+    import os
+    import subprocess
+    import sys
+    import uuid
+
+    marker = f"-Dkreassign.test.run={uuid.uuid4().hex}"
+    cmd = [sys.executable, "-c", "from kreassign.cli import main; raise SystemExit(main())", "check", "--profile",
+           "kip455", "--engine", "spark", "--master", "local[1]", "--conf", "spark.kreassign.partitions=x",
+           "--no-liveness"]
+    with open(tmp_path / "stderr", "w") as err:  # (a file, not a pipe: reading a pipe would wait for the JVM too)
+        done = subprocess.run(cmd, cwd=tmp_path, env={**os.environ, "SPARK_SUBMIT_OPTS": marker},
+                              stdout=subprocess.DEVNULL, stderr=err, timeout=300, check=False)
+    stderr = (tmp_path / "stderr").read_text()
+    assert done.returncode == 2
+    assert stderr.strip().splitlines()[-1] == \
+        "kreassign check: spark.kreassign.partitions: expected a number of buckets, got 'x'"
+    assert "Traceback" not in stderr
+
+    def marked() -> list[str]:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    assert marked() == []
