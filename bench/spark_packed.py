@@ -6,6 +6,8 @@
                                                   # issue 28; minutes per row)
     python bench/spark_packed.py --liveness       # with the eventually properties (default: --no-liveness)
     python bench/spark_packed.py --quick          # the default kraft suite model, embedded and local[2]: a smoke run
+    python bench/spark_packed.py --baseline /tmp/basevenv/bin/python   # each Spark row also run by another
+                                                  # installation (e.g. the previous commit: see bench/real_models.py)
 
 Each row is one whole `kreassign check --profile kraft ... --json` process, as a user runs it (interpreter,
 JVM and session start included): the embedded engine, then Spark on local[1] and local[2]. Wall time, and
@@ -13,7 +15,9 @@ CPU seconds of the whole process tree (the driver, the JVM, the Python workers: 
 /proc every POLL seconds while it runs, so a process that lives less than that may be missed), states per
 CPU-second, and the ratios to the embedded engine. Every Spark row is checked to give the embedded engine's
 states, transitions, depth and verdicts (status and counterexample length of every property): "same"
-says so. Figures are comparable only within one run of the script on an otherwise idle machine.
+says so. `--baseline PYTHON` runs each Spark row a second time with that interpreter (another checkout's
+installation), right after this one's, and adds the ratio baseline CPU / this CPU ("baseline / this").
+Figures are comparable only within one run of the script on an otherwise idle machine.
 Never asserts: it prints figures.
 """
 
@@ -40,11 +44,11 @@ CONFIGS = {
 }
 FULL = ["b5r3_f2", "b5r3_f1"]
 QUICK = ["default"]
-def run_check(args: list[str]) -> dict:
+def run_check(args: list[str], python: str = sys.executable) -> dict:
     """One `kreassign check ... --json` process: its JSON, wall seconds and CPU seconds of its process tree."""
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", "from kreassign.cli import main; raise SystemExit(main())",
+        proc = subprocess.Popen([python, "-c", "from kreassign.cli import main; raise SystemExit(main())",
                                  "check", *args, "--json"], stdout=out, stderr=subprocess.DEVNULL)
         meter = TreeMeter({"run": [proc.pid]})
         while proc.poll() is None:
@@ -79,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", action="append", choices=list(CONFIGS))
     parser.add_argument("--object-too", action="store_true", help="also Spark on the object path (--no-fast)")
     parser.add_argument("--liveness", action="store_true", help="check the eventually properties too")
+    parser.add_argument("--baseline", metavar="PYTHON", help="also run each Spark row with this interpreter")
     args = parser.parse_args(argv)
+    if args.baseline and not Path(args.baseline).is_file():
+        parser.error(f"--baseline: no such interpreter: {args.baseline}")
     names = args.config or (QUICK if args.quick else FULL)
     engines = [("embedded", []), ("spark local[1]", ["--engine", "spark", "--master", "local[1]"]),
                ("spark local[2]", ["--engine", "spark", "--master", "local[2]"])]
@@ -93,13 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         base = ["--profile", "kraft", *CONFIGS[name], *([] if args.liveness else ["--no-liveness"])]
         measured = {}
         for engine, extra in engines:
-            m = measured[engine] = run_check(base + extra)
-            print(f"{name} {engine}: {m['wall']:.1f} s wall, {m['cpu']:.1f} CPU-s, exit {m['exit']}", file=sys.stderr,
-                  flush=True)
+            runs = [(engine, sys.executable)]
+            if args.baseline and engine != "embedded":
+                runs.append((f"{engine}, baseline", args.baseline))
+            for label, python in runs:
+                m = measured[label] = run_check(base + extra, python)
+                print(f"{name} {label}: {m['wall']:.1f} s wall, {m['cpu']:.1f} CPU-s, exit {m['exit']}",
+                      file=sys.stderr, flush=True)
         e = measured["embedded"]
         want = answers(e["report"])
-        for engine, _ in engines:
-            m = measured[engine]
+        for engine, m in measured.items():
             got = answers(m["report"])
             same = got == want and m["exit"] == e["exit"]
             mismatches += not same
@@ -109,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([name, engine, f"{states:,}", f"{got[1] or 0:,}", got[2], f"{m['wall']:.1f}", f"{m['cpu']:.1f}",
                          f"{rate:,.0f}", f"{m['wall'] / e['wall']:.2f}x", f"{rate / e_rate if e_rate else 0:.2f}",
                          "yes" if same else "NO"])
+            if engine.endswith(", baseline"):
+                this = measured[engine.removesuffix(", baseline")]
+                rows.append([name, "baseline / this", "", "", "", f"{m['wall'] / this['wall']:.2f}",
+                             f"{m['cpu'] / this['cpu']:.2f}", "", "", "", ""])
         if "spark local[1]" not in measured:
             continue
         one, two = measured["spark local[1]"], measured["spark local[2]"]

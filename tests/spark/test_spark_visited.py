@@ -103,3 +103,49 @@ def test_liveness_locate_is_exact_with_shared_high_halves():
     probe = rng.integers(0, 10000, size=3000)
     index = {v: i for i, v in enumerate(ints.tolist())}
     assert np.array_equal(SL._locate(ints, probe), [index.get(v, -1) for v in probe.tolist()])
+
+
+def _candidates(rng: np.random.Generator) -> tuple[list[tuple[bytes, ...]], dict[tuple[int, int], int]]:
+    """Candidate records from several sources (byte flavour: digests, parent key << 16 | k, payloads), the same
+    digest sent by several edges, many digests sharing a hi with others; and the oracle: digest -> least key."""
+    shared = rng.integers(0, 2**63, size=3, dtype=np.uint64)
+    pool_hi = rng.integers(0, 2**63, size=400, dtype=np.uint64)
+    pool_hi[:150] = shared[rng.integers(0, 3, size=150)]
+    pool_lo = rng.integers(0, 2**63, size=400, dtype=np.uint64)
+    least: dict[tuple[int, int], int] = {}
+    cands = []
+    keys = rng.permutation(2**20)[:3000].astype(np.int64)  # distinct keys, any order
+    for part in np.array_split(np.arange(3000), 6):
+        pick = rng.integers(0, 400, size=len(part))
+        hi, lo, best = pool_hi[pick], pool_lo[pick], keys[part]
+        for h, low, b in zip(hi.tolist(), lo.tolist(), best.tolist()):
+            least[(h, low)] = min(least.get((h, low), b), b)
+        payloads = [f"{h}:{low}".encode() for h, low in zip(hi.tolist(), lo.tolist())]
+        cands.append((T.join_digests(hi, lo), best.tobytes(), *T.payload_parts(payloads)))
+    return cands + cands[:1], least  # (the first record twice: a key sent twice is still one state)
+
+
+def _new_states(cands: list[tuple[bytes, ...]]) -> dict[tuple[int, int], tuple[int, bytes]]:
+    prev_keys = np.arange(2**20 >> T.K_BITS, dtype=np.int64)  # parent ranks = parent keys: keys unchanged
+    level = T.dedupe_bytes(cands, T.DigestVisited(), prev_keys)
+    hi, lo = level.ident
+    assert bool((hi[1:] >= hi[:-1]).all())  # sorted by hi: a visited run's order
+    return {(h, low): (k, p) for h, low, k, p in zip(hi.tolist(), lo.tolist(), level.keys.tolist(), level.payloads)}
+
+
+def test_dedupe_keeps_each_digest_once_with_its_least_key():
+    """dedupe_bytes against a dict oracle: each distinct digest once, with its smallest key and its own payload,
+    on digests whose high halves are shared (the sort by hi alone must fall back to (hi, lo) there)."""
+    cands, least = _candidates(np.random.default_rng(5))
+    got = _new_states(cands)
+    assert set(got) == set(least)
+    for (h, low), (key, payload) in got.items():
+        assert key == least[(h, low)] and payload == f"{h}:{low}".encode()
+
+
+def test_dedupe_broken_variant_sorting_by_hi_alone_is_caught(monkeypatch):
+    """Without the fallback to (hi, lo), digests sharing a hi interleave and one state comes out several times."""
+    cands, least = _candidates(np.random.default_rng(5))
+    monkeypatch.setattr(T, "digest_order", lambda hi, lo: np.argsort(hi, kind="stable"))
+    level = T.dedupe_bytes(cands, T.DigestVisited(), np.arange(2**20 >> T.K_BITS, dtype=np.int64))
+    assert len(level) > len(least)
