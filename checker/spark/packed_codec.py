@@ -97,22 +97,38 @@ class PackedRows:
         return PackedRows(rows, fps, [everything[j] for j in first.tolist()])
 
     def parts(self) -> tuple[bytes, bytes, bytes]:
-        """(width + rows, used fingerprints, their contents framed): three parts, where a list of payloads
-        has two (tasks.payload_parts)."""
-        used = np.unique(self.rows[:, 1:]) if len(self) else np.empty(0, dtype=_U64)
+        """(head, used fingerprints, their contents framed): three parts, where a list of payloads has two
+        (tasks.payload_parts). The head is the width, the budget column's byte width, the budget column, then
+        each row's fields as uint32 indices into the used fingerprints: 4 + 4 × fields bytes a state where
+        the rows themselves take 8 + 8 × fields (kraft, two partitions: 16 bytes instead of 32)."""
+        n = len(self)
+        if not n:
+            return np.zeros(2, dtype="<i8").tobytes(), b"", frame([])
+        fields = self.rows[:, 1:]
+        used = np.unique(fields)
+        index = np.searchsorted(used, fields).astype("<u4")
+        budget = self.rows[:, 0]
+        narrow = int(budget.max()) < 1 << 32
+        head = np.array([self.rows.shape[1], 4 if narrow else 8], dtype="<i8").tobytes()
         at = np.searchsorted(self.fps, used)
         contents = self.contents
-        width = np.array([self.rows.shape[1] if len(self) else 0], dtype="<i8").tobytes()
-        return (width + self.rows.astype("<u8").tobytes(), used.astype("<u8").tobytes(),
-                frame([contents[j] for j in at.tolist()]))
+        return (head + budget.astype("<u4" if narrow else "<u8").tobytes() + index.tobytes(),
+                used.astype("<u8").tobytes(), frame([contents[j] for j in at.tolist()]))
 
     @staticmethod
     def from_parts(parts: tuple[bytes, ...]) -> PackedRows:
         head, fps, contents = parts
-        width = int(np.frombuffer(head[:8], dtype="<i8")[0])
-        flat = np.frombuffer(head[8:], dtype="<u8").astype(_U64)
-        rows = flat.reshape(-1, width) if width else np.empty((0, 0), dtype=_U64)
-        return PackedRows(rows, np.frombuffer(fps, dtype="<u8").astype(_U64), unframe(contents))
+        width, budget_bytes = (int(x) for x in np.frombuffer(head[:16], dtype="<i8"))
+        used = np.frombuffer(fps, dtype="<u8").astype(_U64)
+        if not width:
+            return PackedRows(np.empty((0, 0), dtype=_U64), used, unframe(contents))
+        n = (len(head) - 16) // (budget_bytes + 4 * (width - 1))
+        budget = np.frombuffer(head, dtype="<u4" if budget_bytes == 4 else "<u8", count=n, offset=16)
+        index = np.frombuffer(head, dtype="<u4", offset=16 + budget_bytes * n).reshape(n, width - 1)
+        rows = np.empty((n, width), dtype=_U64)
+        rows[:, 0] = budget
+        rows[:, 1:] = used[index]
+        return PackedRows(rows, used, unframe(contents))
 
     def __getitem__(self, i: int) -> bytes:
         """One state's payload, self-describing (what codec.decode reads)."""
@@ -129,8 +145,9 @@ class PackedCodec(Codec):
     (`encode`/`decode`, for the driver) is a one-row batch, framed. Identity: `identities`, as 16 bytes."""
 
     # the version of its identities and payloads: checkpoints record the codec's name, so one written with another
-    # scheme (v1: whole-payload digests; v2: content payloads, before int64 rows) is refused on resume, never mixed
-    name = "packed-v3"
+    # scheme (v1: whole-payload digests; v2: content payloads, before int64 rows; v3: rows of 64-bit fingerprints,
+    # before uint32 indices) is refused on resume, never mixed
+    name = "packed-v4"
     situation_buckets = True  # (bench/spark_replicas.py turns it off: its "before" variant)
 
     def __init__(self, model: Any):

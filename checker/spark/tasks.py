@@ -30,7 +30,7 @@ import hashlib
 import json
 import pickle
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice, pairwise
 from typing import Any
 
@@ -428,17 +428,22 @@ def digest_order(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return order
 
 
-def dedupe_bytes(cands: list[tuple[bytes, ...]], visited: DigestVisited, prev_keys: np.ndarray) -> Level:
-    """The bucket's new states: the smallest key per digest, minus the visited."""
+def dedupe_bytes(cands: list[tuple[bytes, ...]], visited: DigestVisited, prev_keys: np.ndarray,
+                 identify: Callable[[Any], tuple[np.ndarray, np.ndarray]] | None = None) -> Level:
+    """The bucket's new states: the smallest key per digest, minus the visited. A record without digests
+    (packed rows: candidates_bytes) has them computed from its payloads by `identify` (the codec's)."""
     if not cands:
         return Level(EMPTY_I64, (np.empty(0, np.uint64), np.empty(0, np.uint64)), [])
     his, los, bests, batches = [], [], [], []
     for c in cands:
-        hi, lo = split_digests(c[0])
+        batch = payloads_from_parts(c[2:])
+        hi, lo = split_digests(c[0]) if c[0] or identify is None else identify(batch)
+        if len(hi) != len(batch):
+            raise RuntimeError(f"a candidate record has {len(hi)} digests for {len(batch)} states (engine bug)")
         his.append(hi)
         los.append(lo)
         bests.append(np.frombuffer(c[1], dtype=np.int64))
-        batches.append(payloads_from_parts(c[2:]))
+        batches.append(batch)
     payloads = concat_payloads(batches)
     hi, lo, best = (np.concatenate(x) for x in (his, los, bests))
     order = digest_order(hi, lo)
@@ -775,11 +780,14 @@ def candidates_bytes(ident: tuple[np.ndarray, np.ndarray], best: np.ndarray, pay
     hi, lo = ident
     if not len(hi):
         return {}
+    packed = isinstance(payloads, PackedRows)
     out = {}
     for b, idx in enumerate(_by_bucket(digest_buckets(lo, buckets), buckets)):
         if b == own and len(idx):
             idx = idx[visited.unknown(hi[idx], lo[idx])]
-        out[b] = [(join_digests(hi[i], lo[i]), best[i].tobytes(), *payload_parts(take_payloads(payloads, i)))
+        # (packed rows carry their identities: the receiver mixes them again rather than read 16 more bytes a state)
+        out[b] = [(b"" if packed else join_digests(hi[i], lo[i]), best[i].tobytes(),
+                   *payload_parts(take_payloads(payloads, i)))
                   for i in (idx[part] for part in record_slices(len(idx), most)) if len(i)]
     return {b: blobs for b, blobs in out.items() if blobs}
 
@@ -823,7 +831,7 @@ def dedupe(rt: Runtime, runs: list[bytes], cands: list[Any], seeds: list[Level],
     if job["mode"] == "seed":
         return concat_levels(seeds, int64), visited
     pk = np.frombuffer(prev_keys.value, dtype=np.int64) if prev_keys is not None else EMPTY_I64
-    new = dedupe_int(cands, visited, pk) if int64 else dedupe_bytes(cands, visited, pk)
+    new = dedupe_int(cands, visited, pk) if int64 else dedupe_bytes(cands, visited, pk, getattr(rt.codec, "identities", None))
     return new, visited
 
 

@@ -175,7 +175,7 @@ def test_packed_identity_buckets_a_situation_on_one_executor():
 def test_packed_rows_travel_as_int64_columns_with_one_content_per_field():
     """A batch of packed states (packed_codec.PackedRows) written by one replica and read by another that
     interned in another order: the same states, identities computed alike on both sides, and the bytes carry
-    one content per distinct field (not per state). Broken variant: a dictionary missing a field is refused
+    one content per distinct field (not per state) and a 4-byte index per field of a state. Broken variant: a dictionary missing a field is refused
     with a message, not read as another field."""
     from dataclasses import replace
 
@@ -194,9 +194,61 @@ def test_packed_rows_travel_as_int64_columns_with_one_content_per_field():
     assert [a.tolist() for a in reader.identities(back)] == [a.tolist() for a in writer.identities(batch)]
     fields = len(writer.packed.locals) + len(writer.packed.envs)
     assert len(back.contents) <= fields < len(states)  # one content per field of the batch
-    assert len(parts[0]) == 8 + 8 * (2 + 2) * len(states)  # the rows: 8 bytes per column per state
+    assert len(parts[0]) == 16 + (4 + 4 * (1 + 2)) * len(states)  # the budget and each field's index: 4 bytes each
     half = batch.take(np.arange(len(states) // 2))
     assert reader.states_of(PackedRows.from_parts(half.parts())) == states[: len(states) // 2]
     crippled = PackedRows(back.rows, back.fps[1:], back.contents[1:])
     with pytest.raises(ValueError, match="has no content in the batch"):
         PackedCodec(model).values_of(crippled)
+
+
+def test_packed_rows_parts_round_trip_wide_budgets_and_empty_batches():
+    """The head's budget column is 4 bytes a state when every budget fits, else 8: both read back exactly, and
+    so does an empty batch."""
+    import numpy as np
+    from kreassign.checker.spark.packed_codec import PackedRows
+
+    fps = np.array([3, 7, 11, 2**63 + 5], dtype=np.uint64)
+    contents = [b"a", b"b", b"c", b"d"]
+    for budget in (np.array([0, 1, 2**32 - 1]), np.array([0, 2**32, 2**40 + 3])):
+        rows = np.array([[b, f1, f2] for b, f1, f2 in zip(budget.tolist(), [3, 7, 2**63 + 5], [11, 3, 7])],
+                        dtype=np.uint64)
+        batch = PackedRows(rows, fps, contents)
+        parts = batch.parts()
+        back = PackedRows.from_parts(parts)
+        assert back.rows.tolist() == rows.tolist()
+        assert back.fps.tolist() == fps.tolist() and back.contents == contents
+        assert len(parts[0]) == 16 + (4 if budget.max() < 2**32 else 8) * 3 + 4 * 2 * 3
+    empty = PackedRows.from_parts(PackedRows(np.empty((0, 0), dtype=np.uint64), fps, contents).parts())
+    assert len(empty) == 0 and PackedRows.concat([empty]).rows.shape == (0, 0)
+
+
+def test_packed_candidates_travel_without_digests_and_dedupe_the_same():
+    """Packed candidates carry no digests (candidates_bytes): the receiving task mixes them from the rows
+    (dedupe_bytes' `identify`), and finds the same new states as from records with digests. Broken variant:
+    a receiver that reads the empty digest part instead is refused (no digests for its states)."""
+    from dataclasses import replace
+
+    import numpy as np
+    import pytest
+    from kreassign.checker.spark import tasks as T
+    from kreassign.checker.spark.packed_codec import PackedCodec
+
+    model = build_model("reassignment", "kraft", replace(DEFAULT_SUITE["kraft"], brokers=3, rf=2))
+    states = list(explore(model, keep_graph=True).graph.states)
+    codec = PackedCodec(model)
+    batch = codec.rows_of(np.array([codec.packed.pack(s) for s in states], dtype=np.int64))
+    ident = codec.identities(batch)
+    best = np.arange(len(states), dtype=np.int64) << T.K_BITS
+    records = T.candidates_bytes(ident, best, batch, 1, -1, T.DigestVisited(), 1 << 20)[0]
+    assert all(r[0] == b"" for r in records)
+    with_digests = [(T.join_digests(*codec.identities(T.payloads_from_parts(r[2:]))), *r[1:]) for r in records]
+    prev = np.arange(len(states), dtype=np.int64)
+    got = T.dedupe_bytes(records, T.DigestVisited(), prev, codec.identities)
+    want = T.dedupe_bytes(with_digests, T.DigestVisited(), prev)
+    assert len(got) == len(states)
+    assert got.keys.tolist() == want.keys.tolist()
+    assert [a.tolist() for a in got.ident] == [a.tolist() for a in want.ident]
+    assert codec.states_of(got.payloads) == codec.states_of(want.payloads)
+    with pytest.raises(RuntimeError, match="0 digests for"):
+        T.dedupe_bytes(records, T.DigestVisited(), prev)

@@ -243,7 +243,7 @@ def test_packable_models_take_the_packed_path(sc):
 
     kraft = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
     zk = build_model("reassignment", "zk", DEFAULT_SUITE["zk"])
-    assert RunContext.build(sc, kraft, SparkOptions()).codec.name == "packed-v3"
+    assert RunContext.build(sc, kraft, SparkOptions()).codec.name == "packed-v4"
     assert RunContext.build(sc, kraft, SparkOptions(packed=False)).codec.name == "struct"
     assert RunContext.build(sc, zk, SparkOptions()).codec.name == "struct"
 

@@ -9,6 +9,7 @@ first lasso of each declared finding, the premise respected; and `check_model` t
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 from kreassign.checker.check.run import _classify_stuck
@@ -38,8 +39,8 @@ class Trap(Model):
     `premise` is on. States are ints (the int64 codec) or 1-tuples (the object codecs)."""
 
     name = "trap"
-    EDGES = {0: [("a", 1), ("b", 5), ("c", 6)], 1: [("d", 2), ("e", 3)], 2: [("f", 2)], 3: [("g", 4), (Cancel(), 2)],
-             4: [("h", 3)], 6: [("i", 7)], 7: [("j", 6)]}
+    EDGES: ClassVar[dict] = {0: [("a", 1), ("b", 5), ("c", 6)], 1: [("d", 2), ("e", 3)], 2: [("f", 2)], 3: [("g", 4), (Cancel(), 2)],
+                             4: [("h", 3)], 6: [("i", 7)], 7: [("j", 6)]}
 
     def __init__(self, wrap: bool, premise: bool = False):
         self.wrap, self.premise = wrap, premise
@@ -90,7 +91,7 @@ def test_premise_and_unwanted_findings(sc):
 
 def test_a_model_whose_goal_is_always_reachable_has_no_stuck_state(sc):
     class Rescued(Trap):
-        EDGES = {**Trap.EDGES, 3: [("g", 4), ("k", 2)], 0: [("a", 1)]}
+        EDGES: ClassVar[dict] = {**Trap.EDGES, 3: [("g", 4), ("k", 2)], 0: [("a", 1)]}
 
     expected, got = classified(sc, Rescued(True), ())
     assert got == expected == (None, {})
