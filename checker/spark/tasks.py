@@ -971,7 +971,7 @@ def expand_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
             found.setdefault(tag, []).append(value)
     found[STATS][0].update(new_stats(bucket, new), shuffled=shuffled)
     found[STATS][0]["executors"] = [executor_id()]
-    _t("expand", len(new))
+    _t("expand", len(new), rt)
     for target, items in to.items():
         for item in items:  # (one pickled batch per record: the JVM holds one record at a time, not a bucket's all)
             yield pack_long(target)
@@ -990,16 +990,21 @@ class _Timer:
         self.last = self.clock()
         self.parts: list[str] = [f"L{job.get('level')} b{bucket}"]
 
-    def __call__(self, phase: str, n: int | None = None) -> None:
+    def __call__(self, phase: str, n: int | None = None, rt: Runtime | None = None) -> None:
         if not self.on:
             return
         now = self.clock()
         self.parts.append(f"{phase} {now - self.last:.3f}")
         self.last = now
         if n is not None:
+            import os
             import sys
 
-            print(" ".join(self.parts), f"states={n}", file=sys.stderr, flush=True)
+            # the Python worker, and the situations its replica has tabulated so far (each worker has its own)
+            where = f"pid={os.getpid()}"
+            if rt is not None and rt.packed is not None:
+                where += f" tabulated={rt.packed.installed}"
+            print(" ".join(self.parts), f"states={n}", where, file=sys.stderr, flush=True)
 
 
 class Results(AccumulatorParam):

@@ -179,3 +179,20 @@ def test_a_spill_that_loses_the_key_order_is_caught(sc, monkeypatch):
         return
     assert {n: [str(a) for a, _ in v.path] for n, v in spark.violations.items()} != \
         {n: [str(a) for a, _ in v.path] for n, v in embedded.violations.items()}
+
+
+def test_task_timings_name_the_worker_and_its_replicas_tabulated_situations(capsys):
+    """spark.kreassign.taskTimings: an expanding task's line names its Python worker and how many situations
+    that worker's replica has tabulated (docs/spark.md: workers are pooled, not tied to buckets); off, nothing."""
+    import os
+    from types import SimpleNamespace
+
+    from kreassign.checker.spark import tasks as T
+
+    rt = SimpleNamespace(packed=SimpleNamespace(installed=1234))
+    timer = T._Timer(3, {"task_timings": True, "level": 7})
+    timer("expand", 10, rt)
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("L7 b3 expand ") and line.endswith(f"states=10 pid={os.getpid()} tabulated=1234")
+    T._Timer(3, {"task_timings": False, "level": 7})("expand", 10, rt)
+    assert capsys.readouterr().err == ""
