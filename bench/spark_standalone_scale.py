@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kreassign.checker.cluster.procs import interrupt_and_reap
 from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,13 +60,7 @@ def run(args: list[str], out: Path, extra_roots: list[int]) -> dict:
                       file=sys.stderr, flush=True)
             time.sleep(POLL)
     finally:  # (interrupted: the run stops too, before the cluster does)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        interrupt_and_reap(proc, 30)
     wall = time.perf_counter() - started
     stderr = log.read_text(errors="replace")
     try:

@@ -91,6 +91,18 @@ def process_state(pid: int) -> str | None:
         return None
 
 
+def interrupt_and_reap(proc: subprocess.Popen, timeout_s: float) -> int:
+    """Stop a kreassign run as a user's Ctrl-C does (SIGINT: it stops what it started), then SIGKILL it if it
+    has not exited within `timeout_s`; its exit status. Nothing is done to a process that has exited."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
 def kill_and_reap(proc: subprocess.Popen, timeout_s: float = 15.0) -> int | None:
     """SIGKILL (a stopped process dies too) and wait; the exit status."""
     signal_group(proc, signal.SIGKILL)

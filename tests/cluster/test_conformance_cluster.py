@@ -11,12 +11,12 @@ Ctrl-C would (SIGINT: it stops its cluster), then killed if it has not exited.""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from xml.etree import ElementTree as ET
 
 import pytest
+from kreassign.checker.cluster.procs import interrupt_and_reap
 
 pytestmark = pytest.mark.cluster
 
@@ -37,16 +37,6 @@ def _start(version: str, mode: str, tmp_path) -> tuple[subprocess.Popen, dict]:
         return subprocess.Popen(argv, stdout=out, stderr=err), files
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def test_a_smoke_campaign_of_each_mode_agrees_with_the_reference(tmp_path):
     started = []
     try:
@@ -56,7 +46,7 @@ def test_a_smoke_campaign_of_each_mode_agrees_with_the_reference(tmp_path):
             proc.wait(timeout=TIMEOUT)
     finally:
         for _, _, proc, _ in started:
-            _stop(proc)
+            interrupt_and_reap(proc, 120)
     for version, mode, proc, files in started:
         err = files["err"].read_text()
         data = json.loads(files["out"].read_text() or "{}")

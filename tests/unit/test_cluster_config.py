@@ -436,3 +436,22 @@ def test_controller_settings_go_to_the_kraft_controllers_only(tmp_path):
         ClusterSpec(version="3.9.2", mode="zk", controller_config=(("a", "b"),))
     with pytest.raises(ClusterSpecError, match="controller_config.*log.dirs is set by the cluster"):
         ClusterSpec(controller_config=(("log.dirs", "/x"),))
+
+
+def test_interrupt_and_reap_stops_as_ctrl_c_then_kills_what_ignores_it():
+    """procs.interrupt_and_reap: a run that handles SIGINT exits with its own status; one that ignores it is
+    killed after the timeout; one that has exited is only reaped."""
+    handles = ("import signal, sys, time\n"
+               "signal.signal(signal.SIGINT, lambda *a: sys.exit(5))\nprint('ready', flush=True)\ntime.sleep(60)")
+    ignores = ("import signal, time\n"
+               "signal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)")
+    for code, want in ((handles, 5), (ignores, -signal.SIGKILL)):
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"  # (its handler is set)
+        started = time.monotonic()
+        assert procs.interrupt_and_reap(proc, 1.0) == want
+        assert time.monotonic() - started < 30
+        proc.stdout.close()
+    done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    done.wait()
+    assert procs.interrupt_and_reap(done, 1.0) == 3
