@@ -914,6 +914,7 @@ def dedupe_task(bucket: int, records: Iterable[Any], job: dict[str, Any], recipe
     rt = runtime(job, recipe)
     _t = _Timer(bucket, job)
     runs, cands, seeds = read_records(records, rt.codec.int64, job.get("seed_level"))
+    _t("read")  # (the visited runs and the candidates, streamed from the JVM)
     new, _ = dedupe(rt, runs, cands, seeds, job, prev_keys)
     _t("dedupe", len(new))
     if job["mode"] == "count":  # (otherwise expand_task reports them: a retried task may find these states cached)
