@@ -448,9 +448,7 @@ def test_interrupt_and_reap_stops_as_ctrl_c_then_kills_what_ignores_it():
     for code, want in ((handles, 5), (ignores, -signal.SIGKILL)):
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"  # (its handler is set)
-        started = time.monotonic()
-        assert procs.interrupt_and_reap(proc, 1.0) == want
-        assert time.monotonic() - started < 30
+        assert procs.interrupt_and_reap(proc, 1.0) == want  # (-SIGKILL: killed, not waited out)
         proc.stdout.close()
     done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     done.wait()
