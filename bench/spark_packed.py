@@ -4,6 +4,8 @@
     python bench/spark_packed.py --config p2b5r3_f1   # two partitions (2,982,186 states)
     python bench/spark_packed.py --object-too     # also Spark on the object path (--no-fast: the engine before
                                                   # issue 28; minutes per row)
+    python bench/spark_packed.py --levels-too   # also Spark in the levels layout (one job per level), the layout
+                                                  # --no-liveness runs did not take by default before the resident one
     python bench/spark_packed.py --liveness       # with the eventually properties (default: --no-liveness)
     python bench/spark_packed.py --quick          # the default kraft suite model, embedded and local[2]: a smoke run
     python bench/spark_packed.py --baseline /tmp/basevenv/bin/python   # each Spark row also run by another
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", action="append", choices=list(CONFIGS))
     parser.add_argument("--object-too", action="store_true", help="also Spark on the object path (--no-fast)")
     parser.add_argument("--liveness", action="store_true", help="check the eventually properties too")
+    parser.add_argument("--levels-too", action="store_true",
+                        help="also Spark in the levels layout (--spark-layout levels: one job per level)")
     parser.add_argument("--baseline", metavar="PYTHON", help="also run each Spark row with this interpreter")
     args = parser.parse_args(argv)
     if args.baseline and not Path(args.baseline).is_file():
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                ("spark local[2]", ["--engine", "spark", "--master", "local[2]"])]
     if args.quick:  # one JVM: the whole code path, no figures to quote
         del engines[1]
+    if args.levels_too:
+        engines += [(f"{label} levels", [*extra, "--spark-layout", "levels"]) for label, extra in engines[1:]]
     if args.object_too:
         engines += [("spark local[1] object path", ["--engine", "spark", "--master", "local[1]", "--no-fast"]),
                     ("spark local[2] object path", ["--engine", "spark", "--master", "local[2]", "--no-fast"])]

@@ -60,6 +60,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="Spark setting (repeatable); wins over spark-submit's and spark-defaults.conf")
     parser.add_argument("--spark-timeout", type=float, metavar="SECONDS",
                         help="Spark: give up when no executor is granted for this long (default 120)")
+    parser.add_argument("--spark-layout", choices=["auto", "resident", "levels"], default="auto",
+                        help="Spark: resident tasks (one per bucket for the whole search) or one job per level; "
+                             "auto (default): resident unless the run needs levels (liveness, checkpoints; docs/spark.md)")
     parser.add_argument("--resume", metavar="DIR", help="Spark: continue an interrupted run from its checkpoint directory")
     parser.add_argument("--checkpoint", metavar="DIR", help="Spark: checkpoint every BFS level to DIR")
     parser.add_argument("--impl", metavar="SPEC",
@@ -147,7 +150,7 @@ def _explorer(args: argparse.Namespace, limits: RunLimits) -> Search:
     try:
         spark = SparkOptions(master=args.master, conf=spark_conf(args.conf), timeout=args.spark_timeout,
                              checkpoint_dir=args.checkpoint, resume_dir=args.resume,
-                             packed=not args.no_fast, jvm_stderr=jvm_log_file() if _json_alone(args) else None)
+                             packed=not args.no_fast, layout=args.spark_layout, jvm_stderr=jvm_log_file() if _json_alone(args) else None)
         return Search(engine=spark_explorer(options=spark), limits=options)
     except ValueError as e:
         raise UsageError(f"--resume/--checkpoint: {e}") from None
@@ -282,14 +285,23 @@ def _json_alone(args: argparse.Namespace) -> bool:
 
 
 def _lost_executors(results: list[CheckResult]) -> list[str]:
-    """One line per run during which Spark lost executors (it recomputed what they held: the answers stand)."""
+    """One line per run during which Spark lost executors (it recomputed what they held, or the resident search
+    started again: the answers stand), and one per run whose resident search had to start again."""
     lines = []
     for r in results:
-        lost = (getattr(r, "spark", None) or {}).get("executors_lost") or []
+        spark = getattr(r, "spark", None) or {}
+        lost, restarts = spark.get("executors_lost") or [], spark.get("restarts") or []
+        resident = spark.get("layout") == "resident"
         if lost:
             which = "; ".join(f"{e['id']} on {e['host']}: {e['reason']}" for e in lost)
+            redone = ("the resident search started again without them" if resident
+                      else "Spark recomputed their work from its lineage")
             lines.append(f"{r.name}: Spark lost {len(lost)} executor{'s' if len(lost) != 1 else ''} during the search "
-                         f"({which}); Spark recomputed their work from its lineage, the results above are complete")
+                         f"({which}); {redone}, the results above are complete")
+        if restarts:
+            lines.append(f"{r.name}: the resident search started again {len(restarts)} time"
+                         f"{'s' if len(restarts) != 1 else ''} after a failed task (last: {restarts[-1][:200]}); "
+                         "the results above are those of the run that finished")
     return lines
 
 

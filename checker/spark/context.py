@@ -57,10 +57,7 @@ class RunContext:
                 codec = codec_for(model, inits[0], "json")  # e.g. a field typed Any
                 check_codec(codec, inits)
         conf = sc.getConf()
-        raw = (conf.get("spark.kreassign.partitions", "0") or "0").strip()
-        if not raw.isdigit():
-            raise UsageError(f"spark.kreassign.partitions: expected a number of buckets, got {raw!r}")
-        buckets = int(options.partitions or int(raw)) or max(1, sc.defaultParallelism)
+        buckets = cls.buckets_for(sc, options)
         timings = (conf.get("spark.kreassign.taskTimings", "false") or "false").strip().lower()
         if timings not in ("true", "false"):
             raise UsageError(f"spark.kreassign.taskTimings: expected true or false, got {timings!r}")
@@ -78,6 +75,14 @@ class RunContext:
             checkpointing=options.checkpoint_root is not None and codec is not None, storage=storage,
             task_timings=options.task_timings or timings == "true",
         )
+
+    @staticmethod
+    def buckets_for(sc: Any, options: SparkOptions) -> int:
+        """The buckets of a run: `options.partitions`, else spark.kreassign.partitions, else the default parallelism."""
+        raw = (sc.getConf().get("spark.kreassign.partitions", "0") or "0").strip()
+        if not raw.isdigit():
+            raise UsageError(f"spark.kreassign.partitions: expected a number of buckets, got {raw!r}")
+        return int(options.partitions or int(raw)) or max(1, sc.defaultParallelism)
 
     def storage_level(self) -> Any:
         """The StorageLevel every cached RDD of the search uses."""

@@ -49,8 +49,11 @@ from typing import Any
 
 from kreassign.checker.explore.bfs import ExploreResult
 from kreassign.checker.explore.protocol import Model, checked_properties
+from kreassign.checker.spark.context import RunContext
 from kreassign.checker.spark.errors import describe_error, first_line, quietly
+from kreassign.checker.spark.layout import layout_for
 from kreassign.checker.spark.options import DEFAULT_OPTIONS, SparkOptions
+from kreassign.checker.spark.resident.coordinator import ResidentRun
 from kreassign.checker.spark.run import SparkRun
 from kreassign.checker.spark.session import (
     DEFAULT_MASTER,
@@ -324,6 +327,8 @@ def explore_spark(model: Model, options: SparkOptions = DEFAULT_OPTIONS, *, sc: 
     """
     if sc is None:
         sc = spark_context(options)
+    if layout_for(sc, model, options, RunContext.buckets_for(sc, options)) == "resident":
+        return ResidentRun(sc, model, options, level_log=level_log, run_info=run_info).run()
     return SparkRun(sc, model, options, level_log=level_log, run_info=run_info).run()
 
 

@@ -15,6 +15,9 @@ from typing import Any
 
 from kreassign.checker.spark.checkpoint_files import absolute_uri
 
+#: SparkOptions.layout's values
+LAYOUTS = ("auto", "resident", "levels")
+
 #: the options an explorer with bfs.explore's signature receives on each call
 SEARCH_FIELDS = ("max_states", "max_depth", "check_deadlock", "stop_on_violation", "keep_graph", "progress", "watch")
 
@@ -61,9 +64,16 @@ class SparkOptions:
     #: a level's discovery keys (8 bytes a state, the driver's) go to a memory-mapped file once the next level is
     #: found if it has at least this many (None: never): the driver then holds the keys of its last level only
     spill_keys: int | None = 1 << 20
+    #: how the search runs on Spark (docs/spark.md, "Layouts"): "resident" (one long-lived task per bucket, a
+    #: barrier stage: the visited set and the model's replica stay with their bucket, tasks exchange states
+    #: directly), "levels" (one Spark job per level over cached RDDs: checkpoints, liveness on the executors,
+    #: executors lost and recomputed), or "auto": resident where it applies (layout_for), else levels
+    layout: str = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "conf", MappingProxyType(dict(self.conf)))
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout: expected one of {', '.join(LAYOUTS)}, got {self.layout!r}")
         if self.checkpoint_dir and self.resume_dir and \
                 absolute_uri(self.checkpoint_dir) != absolute_uri(self.resume_dir):
             raise ValueError("--resume continues checkpointing into its own directory: "
@@ -89,4 +99,4 @@ class SparkOptions:
 #: the defaults: the user's (or spark-submit's) session, else local[*]; no checkpoint; a plain search
 DEFAULT_OPTIONS = SparkOptions()
 
-__all__ = ["DEFAULT_OPTIONS", "SEARCH_FIELDS", "SparkOptions"]
+__all__ = ["DEFAULT_OPTIONS", "LAYOUTS", "SEARCH_FIELDS", "SparkOptions"]

@@ -62,6 +62,13 @@ def identities(rows: np.ndarray, situation_buckets: bool = True) -> tuple[np.nda
     return hi, lo
 
 
+def _marked(ids: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of `ids` (small non-negative integers below `size`), sorted, in linear time."""
+    seen = np.zeros(size, dtype=bool)
+    seen[ids] = True
+    return np.flatnonzero(seen)
+
+
 class PackedRows:
     """A batch of packed states as int64 columns: `rows` (n × (2 + partitions) uint64) and the dictionary of the
     fingerprints they use (`fps` sorted, `contents` aligned; a superset after `take`, pruned when written)."""
@@ -197,21 +204,87 @@ class PackedCodec(Codec):
         out = np.empty(len(uniq), dtype=np.int64)
         for j, fp in enumerate(uniq.tolist()):
             i = known.get(fp)
-            if i is None:
-                data = batch.content(fp)
-                if local:
-                    part, ghost = data.split(b"\n", 1)
-                    i = self.packed.intern_local(self._part.decode(part), self._ghost.decode(ghost))
-                else:
-                    i = self.packed.intern_env(tuple(self._broker.decode(b) for b in data.split(b"\n")))
-                self._grow()
-                i = known.setdefault(fp, i)
-            out[j] = i
+            out[j] = i if i is not None else self._intern(fp, batch.content(fp), local)
         return out[inverse.reshape(-1)]
 
+    def _intern(self, fp: int, data: bytes, local: bool) -> int:
+        """This replica's id of a field it has not met, interned from its content."""
+        if local:
+            part, ghost = data.split(b"\n", 1)
+            i = self.packed.intern_local(self._part.decode(part), self._ghost.decode(ghost))
+        else:
+            i = self.packed.intern_env(tuple(self._broker.decode(b) for b in data.split(b"\n")))
+        self._grow()
+        return (self._local_of if local else self._env_of).setdefault(fp, i)
+
+    # -- batches straight from and to replica values, in linear time (the resident layout's; same bytes)
+    def parts_of_values(self, values: np.ndarray) -> tuple[bytes, bytes, bytes]:
+        """`rows_of(values).parts()` without sorting the rows: the replica's ids are small integers, so the
+        batch's distinct fields are marked in a table of ids, and only they are sorted by fingerprint."""
+        if not len(values):
+            return PackedRows(np.empty((0, 0), dtype=_U64), np.empty(0, dtype=_U64), []).parts()
+        p = self.packed
+        self._grow()
+        locs, env, _ = p.fields(values)
+        env_used = _marked(env, len(self._env_fp))
+        loc_used = _marked(np.concatenate(locs), len(self._local_fp))
+        fps = np.concatenate([self._env_fp[env_used], self._local_fp[loc_used]])
+        order = np.argsort(fps, kind="stable")
+        ordered = fps[order]
+        first = np.concatenate(([True], ordered[1:] != ordered[:-1]))  # (two ids of one content: one entry)
+        rank = np.empty(len(fps), dtype=np.int64)
+        rank[order] = np.cumsum(first) - 1
+        env_index = np.zeros(len(self._env_fp), dtype="<u4")
+        env_index[env_used] = rank[: len(env_used)]
+        loc_index = np.zeros(len(self._local_fp), dtype="<u4")
+        loc_index[loc_used] = rank[len(env_used):]
+        index = np.empty((len(values), 1 + p.partitions), dtype="<u4")
+        index[:, 0] = env_index[env]
+        for k, loc in enumerate(locs):
+            index[:, 1 + k] = loc_index[loc]
+        budget = values & self.budget_mask
+        narrow = int(budget.max()) < 1 << 32
+        head = np.array([2 + p.partitions, 4 if narrow else 8], dtype="<i8").tobytes()
+        ids = np.concatenate([env_used, loc_used])[order[first]]
+        is_env = order[first] < len(env_used)
+        contents = [self._env_bytes[i] if e else self._local_bytes[i] for i, e in zip(ids.tolist(), is_env.tolist())]
+        return (head + budget.astype("<u4" if narrow else "<u8").tobytes() + index.tobytes(),
+                ordered[first].astype("<u8").tobytes(), frame(contents))
+
+    def values_of_parts(self, parts: tuple[bytes, ...]) -> np.ndarray:
+        """`values_of(PackedRows.from_parts(parts))` without sorting the rows: each distinct field of the batch is
+        looked up (or interned) once, then every row's value is built from its indices."""
+        head, fps, contents = parts
+        width, budget_bytes = (int(x) for x in np.frombuffer(head[:16], dtype="<i8"))
+        if not width:
+            return np.empty(0, dtype=np.int64)
+        used = np.frombuffer(fps, dtype="<u8").astype(_U64)
+        n = (len(head) - 16) // (budget_bytes + 4 * (width - 1))
+        budget = np.frombuffer(head, dtype="<u4" if budget_bytes == 4 else "<u8", count=n, offset=16)
+        index = np.frombuffer(head, dtype="<u4", offset=16 + budget_bytes * n).reshape(n, width - 1)
+        p, datas = self.packed, None
+        out = budget.astype(np.int64)
+        for column, shift, local in [(0, p.env_shift, False), *((1 + k, p.local_shift[k], True)
+                                                                for k in range(p.partitions))]:
+            col = index[:, column]
+            table = np.zeros(len(used), dtype=np.int64)
+            known = self._local_of if local else self._env_of
+            for j in _marked(col, len(used)).tolist():
+                fp = int(used[j])
+                i = known.get(fp)
+                if i is None:
+                    datas = datas if datas is not None else unframe(contents)
+                    i = self._intern(fp, datas[j], local)
+                table[j] = i
+            out |= table[col] << shift
+        return out
+
     # -- batches
-    def rows_of(self, values: np.ndarray) -> PackedRows:
-        """The batch of replica values (in order)."""
+    def fingerprint_rows(self, values: np.ndarray) -> np.ndarray:
+        """The uint64 rows of replica values (budget, then the fields' fingerprints): what `identities` mixes."""
+        return self._rows_and_fields(values)[0]
+
+    def _rows_and_fields(self, values: np.ndarray) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
         p = self.packed
         self._grow()
         locs, env, _ = p.fields(values)
@@ -220,6 +293,11 @@ class PackedCodec(Codec):
         rows[:, 1] = self._env_fp[env]
         for k, loc in enumerate(locs):
             rows[:, 2 + k] = self._local_fp[loc]
+        return rows, locs, env
+
+    def rows_of(self, values: np.ndarray) -> PackedRows:
+        """The batch of replica values (in order)."""
+        rows, locs, env = self._rows_and_fields(values)
         env_ids = np.unique(env)
         local_ids = np.unique(np.concatenate(locs)) if len(locs) else np.empty(0, dtype=np.int64)
         fps = np.concatenate([self._env_fp[env_ids], self._local_fp[local_ids]])
@@ -242,6 +320,10 @@ class PackedCodec(Codec):
 
     def identities(self, batch: PackedRows) -> tuple[np.ndarray, np.ndarray]:
         return identities(batch.rows, self.situation_buckets)
+
+    def identities_of_values(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The identities of replica values: those of their rows, without writing the rows' dictionary."""
+        return identities(self.fingerprint_rows(values), self.situation_buckets)
 
     def gather(self, payloads: list[bytes]) -> PackedRows:
         return PackedRows.concat([PackedRows.from_parts(tuple(unframe(p))) for p in payloads])

@@ -57,7 +57,7 @@ class SparkRun:
     def run(self) -> ExploreResult:
         ctx, search = self.ctx, self.search
         started = self.started = self.last_progress = self.rounds.level_started = time.perf_counter()
-        self.run_info.update(cluster_info(ctx.sc), buckets=ctx.buckets)
+        self.run_info.update(cluster_info(ctx.sc), buckets=ctx.buckets, layout="levels")
         if not ctx.inits:
             return explore_result(ctx, search, 0.0, complete=not search.truncated,
                                   stopped=MAX_STATES if search.truncated else None)

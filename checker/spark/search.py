@@ -105,7 +105,18 @@ class SearchSoFar:
         self.level_keys.append(keys)
         if len(self.level_keys) > 1:
             self._spill(len(self.level_keys) - 2)  # (the last level's keys are broadcast to the next level)
-        self.states += len(keys)
+        if self.options.keep_graph:
+            self.graph_states.append([v[1] for tag, v in results if tag == T.STATES])
+            self.graph_edges.append([] if self.truncated else [v[1] for tag, v in results if tag == T.EDGES])
+        return self.fold(level, len(keys), stats, threshold)
+
+    def fold(self, level: int, count: int, stats: list[dict[str, Any]],
+             threshold: int | None = None) -> tuple[bool, bool]:
+        """Fold a level of `count` kept states into the counts and findings, from its buckets' STATS (each
+        finding the smallest key over the buckets; with `threshold`, only keys up to it: the states kept under
+        max_states); return (stop, done). `absorb` calls it once it has the level's keys; the resident layout
+        (checker/spark/resident/), whose keys stay on the executors, calls it directly."""
+        self.states += count
         self.depth += 1
         for table, part in ((self.found.violations, "violations"), (self.found.examples, "examples")):
             first: dict[str, int] = {}  # the smallest key over the buckets
@@ -115,9 +126,6 @@ class SearchSoFar:
             for name, key in first.items():
                 if name not in table and (threshold is None or key <= threshold):
                     table[name] = (level, key)
-        if self.options.keep_graph:
-            self.graph_states.append([v[1] for tag, v in results if tag == T.STATES])
-            self.graph_edges.append([] if self.truncated else [v[1] for tag, v in results if tag == T.EDGES])
         if self.truncated:  # the embedded engine stops before expanding this level
             return True, False
         transitions = 0

@@ -691,10 +691,22 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
     as checker/packed/bfs.py decides them, exactly where a bit cannot say), the edges from its tabulated
     successors, and the distinct successors written back as payloads. Same output as the object path: the
     successors come in the reference's order (checker/packed/reassignment.py), so keys and k are the same."""
-    packed, codec = rt.packed, rt.codec
-    keys = level.keys
-    values = codec.values_of(level.payloads)
+    codec = rt.codec
     empty = ((np.empty(0, np.uint64), np.empty(0, np.uint64)), EMPTY_I64, [], ([], [], [], []))
+    uniq, best = check_and_expand_values(rt, codec.values_of(level.payloads), level.keys, job, found, expand)
+    if not len(uniq):
+        return empty
+    rows = codec.rows_of(uniq)
+    return codec.identities(rows), best, rows, ([], [], [], [])
+
+
+def check_and_expand_values(rt: Runtime, values: np.ndarray, keys: np.ndarray, job: dict[str, Any], found: Findings,
+                            expand: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The packed path's step on the replica's own values (`check_and_expand_packed` without the rows; the
+    resident layout keeps its states as values, checker/spark/resident/bucket.py): the findings, and each
+    distinct successor value (sorted) with its smallest parent key << 16 | k."""
+    packed = rt.packed
+    empty = (EMPTY_I64, EMPTY_I64)
     if not len(values):
         return empty
     if job["always"] or job["sometimes"]:
@@ -749,9 +761,7 @@ def check_and_expand_packed(rt: Runtime, level: Level, job: dict[str, Any], foun
             found.note_edge(name, int(src[first]), int(k[first]))
     if not len(nexts):
         return empty
-    uniq, best = _min_per_group(nexts, (src << K_BITS) | k)
-    rows = codec.rows_of(uniq)
-    return codec.identities(rows), best, rows, ([], [], [], [])
+    return _min_per_group(nexts, (src << K_BITS) | k)
 
 
 def _successors(packed: Any, values: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -6,7 +6,8 @@ Two phases in one application (an application costs the cluster ~20 s to start):
    (no --master: spark-submit's wins; the JSON to a file, since spark-submit merges the driver's
    stderr into its stdout), recorded in OUT/check.json with the settings the session ended up
    with (to show spark-submit's --conf and spark-defaults.conf won);
-2. the same model explored again with every level on Spark (no warm-up on the driver), pausing
+2. the same model explored again with every level on Spark (no warm-up on the driver; the levels layout,
+   whose lineage Spark recomputes), pausing
    after level KILL_AT until the test has killed an executor JVM: OUT/fault.json holds the counts
    and counterexample paths, which the test compares with the embedded engine's, and the executors
    the run reports lost.
@@ -62,7 +63,7 @@ def fault_phase(out: str, kill_at: int) -> None:
     levels: list[dict] = []
     info: dict = {}
     result = engine.explore_spark(build_model("reassignment", "kip455", BOUNDS),
-                                  SparkOptions(warmup=False, progress=progress), sc=sc, level_log=levels, run_info=info)
+                                  SparkOptions(warmup=False, progress=progress, layout="levels"), sc=sc, level_log=levels, run_info=info)
     with open(os.path.join(out, "fault.json"), "w") as f:
         json.dump({"states": result.states, "transitions": result.transitions, "depth": result.depth,
                    "complete": result.complete, "edges": result.per_action_edges,

@@ -25,9 +25,9 @@ class FailsOncePerTask(ReassignmentModel):
     task of the first three levels it expands states in (a marker file per stage remembers the
     failure, so the retry runs)."""
 
-    def __init__(self, markers: str, *args):
+    def __init__(self, markers: str, *args, most: int = 3):
         super().__init__(*args)
-        self.markers = markers
+        self.markers, self.most = markers, most
 
     def successors(self, state):
         from pyspark import TaskContext
@@ -35,7 +35,7 @@ class FailsOncePerTask(ReassignmentModel):
         task = TaskContext.get()
         if task is not None and task.partitionId() == 0:  # on an executor (the driver replays without faults)
             marker = os.path.join(self.markers, f"stage{task.stageId()}")
-            if not os.path.exists(marker) and len(os.listdir(self.markers)) < 3:
+            if not os.path.exists(marker) and len(os.listdir(self.markers)) < self.most:
                 open(marker, "w").close()
                 raise RuntimeError(f"injected failure, attempt {task.attemptNumber()}")
         yield from super().successors(state)
@@ -49,8 +49,20 @@ def counts(result):
 
 def test_failed_tasks_change_nothing(sc, tmp_path):
     bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
-    result = explore_spark(FailsOncePerTask(str(tmp_path), "kip455", bounds), SparkOptions(warmup=False), sc=sc)
+    result = explore_spark(FailsOncePerTask(str(tmp_path), "kip455", bounds), SparkOptions(warmup=False, layout="levels"),
+                           sc=sc)
     assert len(os.listdir(tmp_path)) >= 3  # tasks failed at several levels, and were retried
+    assert counts(result) == counts(explore(build_model("reassignment", "kip455", bounds)))
+
+
+def test_a_failed_resident_task_restarts_the_search_with_the_same_answers(sc, tmp_path):
+    """The resident layout: a task that fails fails its barrier stage, and the search starts again in a new one."""
+    bounds = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
+    info: dict = {}
+    result = explore_spark(FailsOncePerTask(str(tmp_path), "kip455", bounds, most=1), SparkOptions(layout="resident"),
+                           sc=sc, run_info=info)
+    assert len(os.listdir(tmp_path)) == 1 and len(info["restarts"]) == 1
+    assert "resident search of kip455 failed" in info["restarts"][0]  # (the task that failed, or a peer it left)
     assert counts(result) == counts(explore(build_model("reassignment", "kip455", bounds)))
 
 

@@ -110,19 +110,24 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("layout", ["levels", "resident"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_same_answers_as_the_embedded_engine(sc, case):
-    """Every level on Spark (warmup=False), and with the first small levels on the driver."""
+def test_same_answers_as_the_embedded_engine(sc, case, layout):
+    """Levels layout: every level on Spark (warmup=False), and with the first small levels on the driver.
+    Resident layout: every level in the resident tasks."""
     make, options, identical = CASES[case]
     model = make()
     embedded = explore(model, **options)
     levels: list[dict] = []
-    assert_same(embedded, explore_spark(model, SparkOptions(warmup=False, **options), sc=sc, level_log=levels), model,
-                identical)
-    assert {lv["where"] for lv in levels} == {"spark"}
-    if case == "kraft":
+    info: dict = {}
+    assert_same(embedded, explore_spark(model, SparkOptions(warmup=False, layout=layout, **options), sc=sc,
+                                        level_log=levels, run_info=info), model, identical)
+    assert {lv["where"] for lv in levels} == {"spark" if layout == "levels" else "resident"}
+    assert info["layout"] == layout
+    if case == "kraft" and layout == "levels":
         levels = []
-        assert_same(embedded, explore_spark(model, SparkOptions(**options), sc=sc, level_log=levels), model, identical)
+        assert_same(embedded, explore_spark(model, SparkOptions(layout=layout, **options), sc=sc, level_log=levels), model,
+                    identical)
         # level 0 on the driver, and the next ones while each takes under DRIVER_LEVEL_SECONDS
         # (how many depends on the machine's speed), the last ones on Spark
         assert levels[0]["where"] == "driver" and levels[-1]["where"] == "spark"
@@ -196,9 +201,13 @@ def test_a_model_that_fails_for_good_names_the_error(sc):
             yield from super().successors(s)
 
     with pytest.raises(InfraError, match="BFS level 2 of grid failed: .*broken successor function"):  # the task's error
-        explore_spark(Broken(), SparkOptions(warmup=False), sc=sc)
+        explore_spark(Broken(), SparkOptions(warmup=False, layout="levels"), sc=sc)
     with pytest.raises(ValueError, match="broken successor function"):  # raised on the driver (warm-up)
-        explore_spark(Broken(), sc=sc)
+        explore_spark(Broken(), SparkOptions(layout="levels"), sc=sc)
+    info: dict = {}  # resident: the stage attempted as often as a task (local[2,3]: 3 times), then its error
+    with pytest.raises(InfraError, match=r"resident search of grid failed in task \d: ValueError: broken successor function"):
+        explore_spark(Broken(), SparkOptions(layout="resident"), sc=sc, run_info=info)
+    assert len(info["restarts"]) == 2
 
 
 class Ladder(Model):
@@ -227,12 +236,23 @@ def test_bytes_shuffled_follow_the_frontier_not_the_visited_set(sc):
     from kreassign.checker.spark.jobs import shuffle_write_by_job
 
     model = Ladder()
-    result = explore_spark(model, SparkOptions(warmup=False), sc=sc)
+    result = explore_spark(model, SparkOptions(warmup=False, layout="levels"), sc=sc)
     assert (result.states, result.depth) == (Ladder.WIDTH * Ladder.DEPTH, Ladder.DEPTH)
     written = shuffle_write_by_job(sc)
     per_level = [written.get(f"kreassign: BFS level {n} of ladder", 0) for n in range(2, Ladder.DEPTH)]
     assert min(per_level) > 0
     # 400 candidates of 16 bytes per level; the visited set reaches 4,400 states (35 KB as int64)
+    assert max(per_level) < 1.25 * min(per_level), per_level
+
+
+def test_resident_tasks_send_the_frontier_not_the_visited_set(sc):
+    """The resident layout's bytes sent between tasks per level: constant while the visited set grows 10-fold
+    (each task keeps its bucket's visited set)."""
+    log: list[dict] = []
+    result = explore_spark(Ladder(), SparkOptions(layout="resident"), sc=sc, level_log=log)
+    assert (result.states, result.depth) == (Ladder.WIDTH * Ladder.DEPTH, Ladder.DEPTH)
+    per_level = [level["shuffled_bytes"] for level in log[1:-1]]
+    assert min(per_level) > 0
     assert max(per_level) < 1.25 * min(per_level), per_level
 
 

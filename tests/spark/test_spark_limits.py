@@ -39,7 +39,7 @@ def test_max_states_stops_where_the_embedded_engine_does_without_expanding_the_c
     full = explore(model)
     cap = full.states * 2 // 3
     log: list[dict] = []
-    spark = explore_spark(model, SparkOptions(max_states=cap, warmup=False), sc=sc, level_log=log)
+    spark = explore_spark(model, SparkOptions(max_states=cap, warmup=False, layout="levels"), sc=sc, level_log=log)
     embedded = explore(model, max_states=cap)
     assert summary(spark) == summary(embedded) and spark.stopped == "max-states"
     *expanded, capped = log
@@ -53,12 +53,30 @@ def test_max_states_stops_where_the_embedded_engine_does_without_expanding_the_c
     expand_checked = Rounds.expand_checked
     monkeypatch.setattr(Rounds, "expand_checked", lambda self, level, *a: (
         checked_then_expanded.append(level.number), expand_checked(self, level, *a))[1])
-    exact = explore_spark(model, SparkOptions(max_states=full.states, warmup=False), sc=sc)
+    exact = explore_spark(model, SparkOptions(max_states=full.states, warmup=False, layout="levels"), sc=sc)
     assert checked_then_expanded  # (else this part would test nothing)
     assert (exact.states, exact.transitions, exact.depth, exact.complete, exact.stopped, exact.per_action_edges) == \
         (full.states, full.transitions, full.depth, True, None, full.per_action_edges)
     assert {n: v.path for n, v in exact.violations.items()} == {n: v.path for n, v in full.violations.items()}
     assert exact.examples == full.examples
+
+
+def test_resident_max_states_stops_where_the_embedded_engine_does_without_expanding_the_cap_level(sc):
+    model = build_model("reassignment", "kip455", SMALL_KIP455)
+    full = explore(model)
+    for cap in (full.states * 2 // 3, full.states):
+        log: list[dict] = []
+        spark = explore_spark(model, SparkOptions(max_states=cap, layout="resident"), sc=sc, level_log=log)
+        embedded = explore(model, max_states=cap)
+        assert summary(spark) == summary(embedded)
+        assert {n: v.path for n, v in spark.violations.items()} == {n: v.path for n, v in embedded.violations.items()}
+        if cap < full.states:
+            *expanded, capped = log
+            kept_before = sum(level["new_states"] for level in expanded)
+            assert spark.stopped == "max-states" and kept_before < cap < kept_before + capped["new_states"]
+            assert capped["edges"] == 0 and all(level["edges"] for level in expanded)  # never expanded
+        else:
+            assert spark.complete and spark.stopped is None
 
 
 def test_a_watch_stops_the_search_before_a_level_with_its_reason(sc):

@@ -171,7 +171,7 @@ def test_a_spill_that_loses_the_key_order_is_caught(sc, monkeypatch):
     model = build_model("reassignment", "kraft", DEFAULT_SUITE["kraft"])
     embedded = explore(model)
     try:
-        spark = explore_spark(model, SparkOptions(warmup=False, spill_keys=1), sc=sc)
+        spark = explore_spark(model, SparkOptions(warmup=False, spill_keys=1, layout="levels"), sc=sc)
     except Exception as e:  # noqa: BLE001 - caught only if it is the path that could not be rebuilt
         import traceback
 
