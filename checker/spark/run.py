@@ -36,6 +36,32 @@ PROGRESS_INTERVAL = 1.0  # seconds between progress calls (checked after each le
 DRIVER_LEVEL_SECONDS = 0.02
 
 
+def begin(ctx: RunContext, search: SearchSoFar, run_info: dict[str, Any], layout: str) -> ExploreResult | None:
+    """A run's start, in either layout: where it runs into `run_info`; the result when there is no initial state
+    to explore, else None once the model's recipe is shipped."""
+    run_info.update(cluster_info(ctx.sc), buckets=ctx.buckets, layout=layout)
+    if not ctx.inits:
+        return explore_result(ctx, search, 0.0, complete=not search.truncated,
+                              stopped=MAX_STATES if search.truncated else None)
+    ctx.ship()
+    return None
+
+
+def record_executors(ctx: RunContext, run_info: dict[str, Any], since: float) -> None:
+    """The executors registered at the end, and those lost since `since` (ms), into `run_info`."""
+    run_info["executors_registered"] = executors(ctx.sc)
+    run_info["executors_lost"] = lost_executors(ctx.sc, since)
+
+
+def report_progress(options: SparkOptions, search: SearchSoFar, started: float, last: float) -> float:
+    """Call `options.progress` if PROGRESS_INTERVAL has passed since `last`; when it was last called."""
+    now = time.perf_counter()
+    if options.progress is None or now - last < PROGRESS_INTERVAL:
+        return last
+    options.progress(search.states, search.depth, search.states / max(now - started, 1e-9))
+    return now
+
+
 class SparkRun:
     """One exploration of one model on Spark (see the module docstring and checker/spark/engine.py).
 
@@ -57,18 +83,15 @@ class SparkRun:
     def run(self) -> ExploreResult:
         ctx, search = self.ctx, self.search
         started = self.started = self.last_progress = self.rounds.level_started = time.perf_counter()
-        self.run_info.update(cluster_info(ctx.sc), buckets=ctx.buckets, layout="levels")
-        if not ctx.inits:
-            return explore_result(ctx, search, 0.0, complete=not search.truncated,
-                                  stopped=MAX_STATES if search.truncated else None)
-        ctx.ship()
+        empty = begin(ctx, search, self.run_info, "levels")
+        if empty is not None:
+            return empty
         since = time.time() * 1000
         try:
             complete = self.search_levels()
         finally:
             self.run_info["executors_used"] = len(self.rounds.executors_used)
-            self.run_info["executors_registered"] = executors(ctx.sc)
-            self.run_info["executors_lost"] = lost_executors(ctx.sc, since)  # (Spark recomputed what they held)
+            record_executors(ctx, self.run_info, since)  # (Spark recomputed what lost ones held)
         live = ctx.liveness and complete  # check/run.py classifies stuck states through it (no graph)
         stopped = search.stopped or (MAX_STATES if search.truncated else None)
         return explore_result(ctx, search, time.perf_counter() - started, complete, stopped=stopped,
@@ -182,11 +205,7 @@ class SparkRun:
             self.checkpoints.commit(level, out, done)
 
     def _report(self) -> None:
-        now = time.perf_counter()
-        progress, search = self.ctx.options.progress, self.search
-        if progress is not None and now - self.last_progress >= PROGRESS_INTERVAL:
-            self.last_progress = now
-            progress(search.states, search.depth, search.states / max(now - self.started, 1e-9))
+        self.last_progress = report_progress(self.ctx.options, self.search, self.started, self.last_progress)
 
     def classify_stuck(self, prop: Any, findings: tuple[Any, ...] = (), want_findings: bool = True):
         """(unexpected lasso or None, {finding: lasso}) for an `eventually` property (stuck.py); once
@@ -204,4 +223,4 @@ class SparkRun:
         quietly(self.ctx.recipe_bc.destroy)
 
 
-__all__ = ["DRIVER_LEVEL_SECONDS", "PROGRESS_INTERVAL", "SparkRun"]
+__all__ = ["DRIVER_LEVEL_SECONDS", "PROGRESS_INTERVAL", "SparkRun", "begin", "record_executors", "report_progress"]

@@ -34,12 +34,11 @@ from kreassign.checker.spark.resident.task import resident_task
 from kreassign.checker.spark.resident.wire import Channel, WireError, accept, listen
 from kreassign.checker.spark.results import explore_result
 from kreassign.checker.spark.rounds import Rounds
+from kreassign.checker.spark.run import begin, record_executors, report_progress
 from kreassign.checker.spark.search import SearchSoFar
-from kreassign.checker.spark.session import cluster_info, executors, lost_executors
 
 from kreassign.errors import InfraError
 
-PROGRESS_INTERVAL = 1.0
 #: seconds the tasks have to connect once the stage is submitted (they start together: a barrier stage)
 CONNECT_SECONDS = 300.0
 
@@ -106,17 +105,14 @@ class ResidentRun:
     def run(self) -> ExploreResult:
         ctx, search = self.ctx, self.search
         self.started = self.last_progress = time.perf_counter()
-        self.run_info.update(cluster_info(ctx.sc), buckets=ctx.buckets, layout="resident")
-        if not ctx.inits:
-            return explore_result(ctx, search, 0.0, complete=not search.truncated,
-                                  stopped=MAX_STATES if search.truncated else None)
-        ctx.ship()
+        empty = begin(ctx, search, self.run_info, "resident")
+        if empty is not None:
+            return empty
         since = time.time() * 1000
         try:
             done = self._search()
         finally:
-            self.run_info["executors_registered"] = executors(ctx.sc)
-            self.run_info["executors_lost"] = lost_executors(ctx.sc, since)
+            record_executors(ctx, self.run_info, since)
             quietly(ctx.recipe_bc.destroy)
         search = self.search  # (a new one if the search started again)
         stopped = search.stopped or (MAX_STATES if search.truncated else None)
@@ -317,11 +313,7 @@ class ResidentRun:
             "seconds": seconds, "phases": phases})
 
     def _report(self) -> None:
-        now = time.perf_counter()
-        progress, search = self.ctx.options.progress, self.search
-        if progress is not None and now - self.last_progress >= PROGRESS_INTERVAL:
-            self.last_progress = now
-            progress(search.states, search.depth, search.states / max(now - self.started, 1e-9))
+        self.last_progress = report_progress(self.ctx.options, self.search, self.started, self.last_progress)
 
 
 __all__ = ["ResidentRun"]
