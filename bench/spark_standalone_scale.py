@@ -4,7 +4,8 @@
                                                            #   --cancels 2 (the large run; many minutes, GBs)
     python bench/spark_standalone_scale.py --quick         # --partitions 2 --brokers 4 --rf 2 --failures 1: a smoke run
     python bench/spark_standalone_scale.py --no-embedded   # the cluster run alone
-    python bench/spark_standalone_scale.py --executor-memory 6g --worker-memory 7g --buckets 4
+    python bench/spark_standalone_scale.py --executor-memory 6g --worker-memory 7g --buckets 4 --layout levels
+    python bench/spark_standalone_scale.py --layout levels # one Spark job per level (8 buckets, DISK_ONLY)
     python bench/spark_standalone_scale.py --medium --one-worker-too   # --partitions 2 --brokers 5 --rf 3
                                                            #   --failures 1 (2,982,186 states) on one worker, then two
 
@@ -93,8 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker-memory", help="each worker's memory (default 5g; 2g with --quick)")
     parser.add_argument("--storage", default="DISK_ONLY", help="spark.kreassign.storage: how the search's RDDs are "
                         "cached (default DISK_ONLY: the executors' heaps hold only the records in flight)")
-    parser.add_argument("--buckets", type=int, default=8, help="hash buckets (spark.kreassign.partitions; "
-                        "default 8: four tasks per level on each worker, a quarter of its visited set each)")
+    parser.add_argument("--layout", choices=["resident", "levels"], default="resident",
+                        help="--spark-layout (default resident: one long-lived task per worker core)")
+    parser.add_argument("--buckets", type=int, help="hash buckets (spark.kreassign.partitions; default: one per "
+                        "worker core with the resident layout, 8 with the levels layout: four tasks per level on "
+                        "each worker, a quarter of its visited set each)")
     parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     args = parser.parse_args(argv)
     args.executor_memory = args.executor_memory or ("1g" if args.quick else "4g")
@@ -102,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     from kreassign.checker.spark.standalone import standalone_cluster
 
     config = QUICK if args.quick else MEDIUM if args.medium else LARGE
+    resident = args.layout == "resident"
     flags = ["--profile", "kraft", *config, "--no-liveness", "--no-minimize", "--force"]
     rows, measured = [], {}
     with tempfile.TemporaryDirectory(prefix="kreassign-standalone-") as tmp:
@@ -113,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
                 spark = ["--engine", "spark", "--master", cluster.url,
                          "--conf", f"spark.executor.memory={args.executor_memory}",
                          "--conf", f"spark.driver.memory={args.driver_memory}",
-                         "--conf", f"spark.kreassign.partitions={args.buckets}",
-                         "--conf", f"spark.kreassign.storage={args.storage}"]
+                         "--conf", f"spark.kreassign.partitions={args.buckets or (n if resident else 8)}",
+                         "--conf", f"spark.kreassign.storage={args.storage}", "--spark-layout", args.layout]
                 workers = [p.pid for p in cluster.processes[1:]]
                 measured[f"spark, {n} worker{'s' if n > 1 else ''}"] = run(flags + spark, root / f"spark{n}.json", workers)
         if not args.no_embedded:
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                      "—" if want is None else ("yes" if got == want else "NO")])
         if "error" in m["report"]:
             print(f"{engine}: {m['report']['error']}", file=sys.stderr)
-    print(f"kraft {' '.join(config)}, --no-liveness")
+    print(f"kraft {' '.join(config)}, --no-liveness, --spark-layout {args.layout}")
     print(tabulate(rows, headers=["engine", "states", "transitions", "depth", "exit", "wall s", "CPU-s",
                                   "states/CPU-s", "driver peak MiB", "workers peak MiB", "bytes/state", "same"],
                    disable_numparse=True))
