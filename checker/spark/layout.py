@@ -8,22 +8,34 @@ the resident layout wherever it applies; asking for it where it does not is a us
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kreassign.checker.explore.protocol import Model, checked_properties
 from kreassign.checker.spark.options import SparkOptions
+from kreassign.checker.spark.session import executor_timeout
 from kreassign.spec.properties import EVENTUALLY
 
 from kreassign.errors import UsageError
 
+#: seconds `auto` waits for a cluster's executors to offer a slot per bucket before it takes the levels layout
+#: (`--spark-layout resident` waits as long as for any executor: spark.kreassign.executorTimeout)
+AUTO_SLOT_WAIT = 10.0
 
-def task_slots(sc: Any) -> int:
-    """How many tasks the cluster runs at once now (what a barrier stage needs for its tasks)."""
-    try:
-        jsc = sc._jsc.sc()
-        return int(jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile()))
-    except Exception:  # noqa: BLE001 - a Spark without the call: its default parallelism
-        return int(sc.defaultParallelism)
+
+def task_slots(sc: Any, want: int = 0, wait: float = 0.0) -> int:
+    """How many tasks the cluster runs at once (what a barrier stage needs for its tasks), waiting up to `wait`
+    seconds for `want` (a cluster's executors register one by one: the first may be alone for seconds)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            jsc = sc._jsc.sc()
+            slots = int(jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile()))
+        except Exception:  # noqa: BLE001 - a Spark without the call: its default parallelism
+            return int(sc.defaultParallelism)
+        if slots >= want or time.monotonic() >= deadline:
+            return slots
+        time.sleep(0.5)
 
 
 def not_resident(sc: Any, model: Model, options: SparkOptions, buckets: int) -> str | None:
@@ -37,7 +49,9 @@ def not_resident(sc: Any, model: Model, options: SparkOptions, buckets: int) -> 
     conf = sc.getConf()
     if (conf.get("spark.dynamicAllocation.enabled", "false") or "false").strip().lower() == "true":
         return "dynamic allocation (a barrier stage needs all its task slots at once)"
-    slots = task_slots(sc)
+    wait = 0.0 if sc.master.startswith("local") else (
+        executor_timeout(sc, options.timeout) if options.layout == "resident" else AUTO_SLOT_WAIT)
+    slots = task_slots(sc, buckets, wait)
     if buckets > slots:
         return f"{buckets} buckets on {slots} task slots (one resident task per bucket, all at once)"
     return None
