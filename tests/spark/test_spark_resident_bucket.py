@@ -33,7 +33,7 @@ ZK = Bounds(brokers=3, rf=2, reassigns=1, cancels=1, failures=1)
 
 
 def simulate(model, buckets: int, codec_name: str | None = None, own_keys_only: bool = False,
-             forget_visited: bool = False, most_levels: int = 60):
+             forget_visited: bool = False, most_levels: int = 60, chunk: int | None = None):
     """The coordinator's level loop over `buckets` ResidentBuckets, in process: (states, transitions, depth,
     {property: the length of its shortest counterexample})."""
     init = model.init_states()[0]
@@ -46,6 +46,8 @@ def simulate(model, buckets: int, codec_name: str | None = None, own_keys_only: 
             "transition": [p.name for p in props if p.kind == TRANSITION],
             "check_deadlock": False, "keep_graph": False}
     bs = [ResidentBucket(b, job, recipe) for b in range(buckets)]
+    for b in bs:
+        b.chunk = chunk or b.chunk
     if forget_visited:
         for b in bs:
             b._visit = lambda level: None  # the broken variant
@@ -88,10 +90,12 @@ def embedded(model):
     return r.states, r.transitions, r.depth, {n: len(v.path) - 1 for n, v in r.violations.items()}
 
 
-@pytest.mark.parametrize("buckets", [1, 3])
-def test_packed_buckets_give_the_embedded_counts(buckets):
+@pytest.mark.parametrize(("buckets", "chunk"), [(1, None), (3, None), (2, 7)])
+def test_packed_buckets_give_the_embedded_counts(buckets, chunk):
+    """`chunk`: a level checked and expanded 7 states at a time (a successor several chunks reach is sent once
+    per chunk, and kept once)."""
     model = build_model("reassignment", "kraft", KRAFT)
-    assert simulate(model, buckets, "packed") == embedded(model)
+    assert simulate(model, buckets, "packed", chunk=chunk) == embedded(model)
 
 
 @pytest.mark.parametrize("buckets", [1, 2])

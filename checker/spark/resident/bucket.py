@@ -22,6 +22,12 @@ import numpy as np
 from kreassign.checker.spark import tasks as T
 
 
+#: states a packed bucket checks and expands at a time: a level's edges (a dozen int64 arrays each) never exist
+#: all at once, as in the embedded engine (checker/packed/bfs.py); kraft, 3 partitions, a bucket of a 25M-state
+#: level would otherwise hold some 10 GB of temporaries
+CHUNK = 1 << 18
+
+
 def merge_keys(parts: list[np.ndarray]) -> np.ndarray:
     """A level's keys over every bucket, sorted (each part is a bucket's sorted keys: a stable sort merges
     runs in linear time)."""
@@ -41,6 +47,7 @@ class ResidentBucket:
         self.rt = T.runtime(job, recipe)
         self.buckets = job["buckets"]
         self.most = job["record_states"]
+        self.chunk = CHUNK
         self.packed = self.rt.packed is not None
         self.int64 = self.rt.codec.int64 or self.packed  # (packed: the replica's values, see the module docstring)
         self.visited = T.IntVisited() if self.int64 else T.DigestVisited()
@@ -117,25 +124,33 @@ class ResidentBucket:
         its identity, as tasks.candidates_bytes picks it); this bucket's own successors stay values (and those
         it has visited are dropped here), the others are written as rows."""
         found = T.Findings()
-        uniq, best = T.check_and_expand_values(self.rt, self.new.payloads, self.new.keys, job, found, expand)
         out: dict[int, list[Any]] = {}
-        if len(uniq):
-            codec = self.rt.codec
-            owner = T.digest_buckets(codec.identities_of_values(uniq)[1], self.buckets)
-            for target in range(self.buckets):
-                idx = np.flatnonzero(owner == target)
-                if target == self.bucket and len(idx):
-                    idx = idx[self.visited.unknown(uniq[idx])]
-                for part in T.record_slices(len(idx), self.most):
-                    chosen = idx[part]
-                    if not len(chosen):
-                        continue
-                    if target == self.bucket:
-                        record = (uniq[chosen].tobytes(), best[chosen].tobytes())
-                    else:
-                        record = (b"", best[chosen].tobytes(), *codec.parts_of_values(uniq[chosen]))
-                    out.setdefault(target, []).append(record)
+        values, keys = self.new.payloads, self.new.keys
+        for at in range(0, max(len(values), 1), self.chunk):  # (check_and_expand_values takes empty input too)
+            uniq, best = T.check_and_expand_values(self.rt, values[at : at + self.chunk], keys[at : at + self.chunk],
+                                                   job, found, expand)
+            if len(uniq):
+                self._route(uniq, best, out)
         return out, {"bucket": self.bucket, **found.to_json()}
+
+    def _route(self, uniq: np.ndarray, best: np.ndarray, out: dict[int, list[Any]]) -> None:
+        """A chunk's distinct successors into records per target bucket (a state several chunks reach is sent
+        once per chunk: the receiving bucket keeps its smallest key)."""
+        codec = self.rt.codec
+        owner = T.digest_buckets(codec.identities_of_values(uniq)[1], self.buckets)
+        for target in range(self.buckets):
+            idx = np.flatnonzero(owner == target)
+            if target == self.bucket and len(idx):
+                idx = idx[self.visited.unknown(uniq[idx])]
+            for part in T.record_slices(len(idx), self.most):
+                chosen = idx[part]
+                if not len(chosen):
+                    continue
+                if target == self.bucket:
+                    record = (uniq[chosen].tobytes(), best[chosen].tobytes())
+                else:
+                    record = (b"", best[chosen].tobytes(), *codec.parts_of_values(uniq[chosen]))
+                out.setdefault(target, []).append(record)
 
     def lookup(self, wanted: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
         """The keys of the (level, rank) pairs this bucket holds."""
