@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 from kreassign.checker.spark import tasks as T
 
-
 #: states a packed bucket checks and expands at a time: a level's edges (a dozen int64 arrays each) never exist
 #: all at once, as in the embedded engine (checker/packed/bfs.py); kraft, 3 partitions, a bucket of a 25M-state
 #: level would otherwise hold some 10 GB of temporaries
