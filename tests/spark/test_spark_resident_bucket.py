@@ -72,14 +72,12 @@ def simulate(model, buckets: int, codec_name: str | None = None, own_keys_only: 
         inbox: dict[int, list] = {b: [] for b in range(buckets)}
         for b, mine in zip(bs, parts):
             b.place(merge_keys(parts))
-            out, stats = b.check_and_expand(full, True)
+            stats = b.check_and_expand(full, True, lambda target, record, inbox=inbox: inbox[target].append(record))
             transitions += stats["transitions"]
             for name in stats["violations"]:
                 first.setdefault(name, number)
             for name in stats["edge_violations"]:  # (the path goes one edge further)
                 first.setdefault(name, number + 1)
-            for target, records in out.items():
-                inbox[target].extend(records)
         prev = merge_keys(parts)
         news = [b.dedupe(inbox[b.bucket], parts[b.bucket] if own_keys_only else prev) for b in bs]
     return states, transitions, depth, first

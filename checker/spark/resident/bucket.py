@@ -16,10 +16,14 @@ The visited set, the candidates a bucket keeps for itself and the deduplication 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from kreassign.checker.spark import tasks as T
+
+#: where a bucket's candidate records go: send(target bucket, record)
+Send = Callable[[int, Any], None]
 
 #: states a packed bucket checks and expands at a time: a level's edges (a dozen int64 arrays each) never exist
 #: all at once, as in the embedded engine (checker/packed/bfs.py); kraft, 3 partitions, a bucket of a 25M-state
@@ -97,42 +101,41 @@ class ResidentBucket:
         self.keys.append(mine)
         self.ranks.append(np.searchsorted(level_keys, mine).astype(np.int64))
 
-    def check_and_expand(self, job: dict[str, Any], expand: bool) -> tuple[dict[int, list[Any]], dict[str, Any]]:
-        """Check the level's new states (and expand them: the candidates per target bucket); the findings."""
+    def check_and_expand(self, job: dict[str, Any], expand: bool, send: Send) -> dict[str, Any]:
+        """Check the level's new states and, with `expand`, expand them: each candidate record goes to
+        `send(target bucket, record)` as soon as it is made (a level's records are never all held here);
+        the findings."""
         if self.packed:
-            return self._check_and_expand_values(job, expand)
+            return self._check_and_expand_values(job, expand, send)
         if not expand:
             found = T.Findings()
             if self.int64:
                 T.check_states_int(self.rt, self.new, job, found)
             else:
-                step = T.check_and_expand_packed if self.rt.packed is not None else T.check_and_expand_bytes
-                step(self.rt, self.new, job, found, False)
-            return {}, {"bucket": self.bucket, **found.to_json()}
-        out: dict[int, list[Any]] = {}
+                T.check_and_expand_bytes(self.rt, self.new, job, found, False)
+            return {"bucket": self.bucket, **found.to_json()}
         stats: dict[str, Any] = {}
         for target, (tag, value) in T.expand(self.bucket, self.rt, self.new, job, self.visited):
             if target >= 0:
-                out.setdefault(target, []).append(value)
+                send(target, value)
             elif tag == T.STATS:
                 stats = value
-        return out, stats
+        return stats
 
-    def _check_and_expand_values(self, job: dict[str, Any], expand: bool) -> tuple[dict[int, list[Any]], dict[str, Any]]:
+    def _check_and_expand_values(self, job: dict[str, Any], expand: bool, send: Send) -> dict[str, Any]:
         """The packed path on the replica's values: each successor's bucket from its situation (the low half of
         its identity, as tasks.candidates_bytes picks it); this bucket's own successors stay values (and those
         it has visited are dropped here), the others are written as rows."""
         found = T.Findings()
-        out: dict[int, list[Any]] = {}
         values, keys = self.new.payloads, self.new.keys
         for at in range(0, max(len(values), 1), self.chunk):  # (check_and_expand_values takes empty input too)
             uniq, best = T.check_and_expand_values(self.rt, values[at : at + self.chunk], keys[at : at + self.chunk],
                                                    job, found, expand)
             if len(uniq):
-                self._route(uniq, best, out)
-        return out, {"bucket": self.bucket, **found.to_json()}
+                self._route(uniq, best, send)
+        return {"bucket": self.bucket, **found.to_json()}
 
-    def _route(self, uniq: np.ndarray, best: np.ndarray, out: dict[int, list[Any]]) -> None:
+    def _route(self, uniq: np.ndarray, best: np.ndarray, send: Send) -> None:
         """A chunk's distinct successors into records per target bucket (a state several chunks reach is sent
         once per chunk: the receiving bucket keeps its smallest key)."""
         codec = self.rt.codec
@@ -149,7 +152,7 @@ class ResidentBucket:
                     record = (uniq[chosen].tobytes(), best[chosen].tobytes())
                 else:
                     record = (b"", best[chosen].tobytes(), *codec.parts_of_values(uniq[chosen]))
-                out.setdefault(target, []).append(record)
+                send(target, record)
 
     def lookup(self, wanted: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
         """The keys of the (level, rank) pairs this bucket holds."""

@@ -21,6 +21,7 @@ Nothing is pickled through the JVM and nothing goes through the driver but count
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import time
@@ -81,6 +82,10 @@ def resident_task(partition: Iterable[Any], setup: dict[str, Any]) -> Iterator[d
     yield {"bucket": bucket, "attempt": attempt}
 
 
+def _send_candidates(peers: Peers, level: int, target: int, record: Any) -> None:
+    peers.send(target, level, "cands", record)
+
+
 def next_order(driver: Channel, b: ResidentBucket, tag: str) -> tuple[Any, ...]:
     """The driver's next order of kind `tag`, answering its "resolve" orders meanwhile ("end": _End)."""
     while True:
@@ -122,18 +127,14 @@ def with_driver(driver: Channel, peers: Peers, mailbox: Mailbox, b: ResidentBuck
         b.place(level_keys, keep)
         prev_keys = level_keys if keep is None else level_keys[:keep]
         expanding = time.perf_counter()
-        out, stats = b.check_and_expand(job, expand)
-        expanded = time.perf_counter()
         sent = peers.sent_bytes
-        for target in sorted(out):
-            for blob in out[target]:
-                peers.send(target, level + 1, "cands", blob)
+        stats = b.check_and_expand(job, expand, functools.partial(_send_candidates, peers, level + 1))
         peers.end(level + 1, "cands")
         done = time.perf_counter()
         stats.update(new=len(b.new), shuffled=peers.sent_bytes - sent, phases={
             "wait": (received - started) if received else 0.0,
             "dedupe": deduped - (received or started), "keys": gathered - deduped,
-            "expand": expanded - expanding, "send": done - expanded})
+            "expand and send": done - expanding})
         driver.send(("expanded", level, stats))
 
 
