@@ -62,9 +62,13 @@ def _python_workers(leader: int) -> set[int]:
     return out
 
 
-def test_ctrl_c_while_a_level_runs_on_spark(tmp_path, runs) -> None:  # noqa: F811
+@pytest.mark.parametrize("layout", ["levels", "resident"])
+def test_ctrl_c_while_a_level_runs_on_spark(layout, tmp_path, runs) -> None:  # noqa: F811
+    """levels: with liveness (the default), the levels layout's jobs; resident: --no-liveness, its barrier stage
+    (the coordinator waits on its tasks' sockets, the stage's job runs in a thread of its own)."""
     pytest.importorskip("pyspark")
-    run = start(["check", *SPARK, *BIG_KRAFT, "--progress-interval", "0.2", "--out", str(tmp_path / "out")],
+    extra = ["--no-liveness", "--spark-layout", "resident"] if layout == "resident" else []
+    run = start(["check", *SPARK, *BIG_KRAFT, *extra, "--progress-interval", "0.2", "--out", str(tmp_path / "out")],
                 tmp_path)
     runs.append(run)
     wait_until(run, lambda r: bool(_python_workers(r.pid)) and on_stderr("progress kraft:")(r),
