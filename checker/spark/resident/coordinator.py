@@ -65,17 +65,18 @@ class _Stage:
     def __init__(self, sc: Any, rdd: Any, what: str, timeout: float | None):
         self.sc, self.error, self.done = sc, None, threading.Event()
         self.result: Any = None
+        self.group = f"kreassign-resident-{id(self)}"
 
         def run() -> None:
             try:
+                # (a job's group is a property of the thread that submits it: this one)
+                sc.setJobGroup(self.group, f"kreassign: {what}", interruptOnCancel=True)
                 self.result = run_job(rdd.collect, sc, what, timeout)
             except BaseException as e:  # noqa: BLE001 - handed to the coordinator's thread
                 self.error = e
             finally:
                 self.done.set()
 
-        sc.setJobGroup(f"kreassign-resident-{id(self)}", f"kreassign: {what}", interruptOnCancel=True)
-        self.group = f"kreassign-resident-{id(self)}"
         self.thread = threading.Thread(target=run, name="kreassign-resident-stage", daemon=True)
         self.thread.start()
 
