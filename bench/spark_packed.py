@@ -4,8 +4,8 @@
     python bench/spark_packed.py --config p2b5r3_f1   # two partitions (2,982,186 states)
     python bench/spark_packed.py --object-too     # also Spark on the object path (--no-fast: the engine before
                                                   # issue 28; minutes per row)
-    python bench/spark_packed.py --levels-too   # also Spark in the levels layout (one job per level), the layout
-                                                  # --no-liveness runs did not take by default before the resident one
+    python bench/spark_packed.py --levels-too     # also Spark in the levels layout (--spark-layout levels: one job
+                                                  # per level); the plain Spark rows take the resident layout
     python bench/spark_packed.py --liveness       # with the eventually properties (default: --no-liveness)
     python bench/spark_packed.py --quick          # the default kraft suite model, embedded and local[2]: a smoke run
     python bench/spark_packed.py --baseline /tmp/basevenv/bin/python   # each Spark row also run by another
